@@ -1,0 +1,55 @@
+// xprobe check: may a probe go at FILE SYMBOL[+OFFS]? Exit 0 when accepted.
+#include <fmt/format.h>
+
+#include "arch/probe_point_check.h"
+#include "cli/commands.h"
+#include "cli/symbol_location.h"
+#include "elf/elf_file.h"
+
+namespace xprobe::cli {
+namespace {
+
+struct CheckOptions {
+  std::string file;
+  std::string place;
+  std::string arch;
+};
+
+int run_check(const CheckOptions& options) {
+  auto file = elf::ElfFile::open(options.file);
+  if (!file) {
+    fmt::print(stderr, "xprobe check: {}\n", file.error().message);
+    return 2;
+  }
+  insn::Arch arch = file->arch();
+  if (!options.arch.empty()) {
+    auto parsed = insn::parse_arch(options.arch);
+    if (!parsed) {
+      fmt::print(stderr, "xprobe check: unknown architecture '{}' (x86_64, i386 or aarch64)\n", options.arch);
+      return 2;
+    }
+    arch = *parsed;
+  }
+  auto location = locate_in_function(*file, options.place);
+  if (!location) {
+    fmt::print(stderr, "xprobe check: {}\n", location.error().message);
+    return 2;
+  }
+  const arch::CheckOutcome outcome =
+      arch::check_probe_point(arch, location->function_bytes, location->function_start, location->address);
+  fmt::print("{}\n", outcome.message());
+  return outcome.accepted() ? 0 : 1;
+}
+
+}  // namespace
+
+CommandRunner add_check_command(CLI::App& app) {
+  auto options = std::make_shared<CheckOptions>();
+  CLI::App* cmd = app.add_subcommand("check", "Check with the instruction decoder whether a probe point is safe");
+  cmd->add_option("FILE", options->file, "ELF file")->required();
+  cmd->add_option("PLACE", options->place, "SYMBOL[+|-OFFS] or 0xADDR")->required();
+  cmd->add_option("--arch", options->arch, "x86_64, i386 or aarch64 (default: from the ELF header)");
+  return [cmd, options]() { return cmd->parsed() ? run_check(*options) : -1; };
+}
+
+}  // namespace xprobe::cli

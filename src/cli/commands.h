@@ -1,0 +1,13 @@
+#pragma once
+// Each subcommand registers its options on the CLI11 app and returns the function that runs it.
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace xprobe::cli {
+
+using CommandRunner = std::function<int()>;
+
+CommandRunner add_decode_command(CLI::App& app);
+CommandRunner add_check_command(CLI::App& app);
+
+}  // namespace xprobe::cli

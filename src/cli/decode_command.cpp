@@ -1,0 +1,120 @@
+// xprobe decode: one line per instruction, ADDRESS<TAB>BYTES<TAB>LENGTH<TAB>KIND[<TAB>TARGET].
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/symbol_location.h"
+#include "elf/elf_file.h"
+#include "insn/summary.h"
+#include "support/hex.h"
+
+namespace xprobe::cli {
+namespace {
+
+struct DecodeOptions {
+  std::string file;
+  std::string symbol;
+  std::string raw_file;
+  std::string hex;
+  std::string arch;
+};
+
+// A linear sweep as objdump does it: an undecodable position prints `bad` and the sweep
+// resumes one byte (x86) or one word (AArch64) later.
+void sweep(insn::Arch arch, std::span<const uint8_t> bytes, uint64_t address, std::string& out) {
+  size_t offset = 0;
+  while (offset < bytes.size()) {
+    const auto rest = bytes.subspan(offset);
+    const uint64_t pc = address + offset;
+    if (auto insn = insn::summarize(arch, rest, pc)) {
+      fmt::format_to(std::back_inserter(out), "{:#x}\t{}\t{}\t{}", pc, format_hex_bytes(rest.first(insn->length)),
+                     insn->length, insn->kind);
+      if (insn->target) fmt::format_to(std::back_inserter(out), "\t{:#x}", *insn->target);
+      out.push_back('\n');
+      offset += insn->length;
+    } else {
+      const size_t step = std::min<size_t>(insn::bad_insn_step(arch), rest.size());
+      fmt::format_to(std::back_inserter(out), "{:#x}\t{}\t{}\tbad\n", pc, format_hex_bytes(rest.first(step)), step);
+      offset += step;
+    }
+    if (out.size() > (1u << 20)) {
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      out.clear();
+    }
+  }
+}
+
+int run_decode(const DecodeOptions& options) {
+  std::optional<insn::Arch> arch;
+  if (!options.arch.empty()) {
+    arch = insn::parse_arch(options.arch);
+    if (!arch) {
+      fmt::print(stderr, "xprobe decode: unknown architecture '{}' (x86_64, i386 or aarch64)\n", options.arch);
+      return 2;
+    }
+  }
+  std::string out;
+  if (!options.hex.empty() || !options.raw_file.empty()) {
+    std::vector<uint8_t> bytes;
+    if (!options.hex.empty()) {
+      auto parsed = parse_hex_bytes(options.hex);
+      if (!parsed) {
+        fmt::print(stderr, "xprobe decode: --hex '{}': not a list of hex bytes\n", options.hex);
+        return 2;
+      }
+      bytes = std::move(*parsed);
+    } else {
+      std::ifstream in(options.raw_file, std::ios::binary);
+      if (!in) {
+        fmt::print(stderr, "xprobe decode: {}: cannot open\n", options.raw_file);
+        return 1;
+      }
+      bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    sweep(arch.value_or(insn::Arch::X86_64), bytes, 0, out);
+  } else {
+    if (options.file.empty()) {
+      fmt::print(stderr, "xprobe decode: give an ELF FILE, --raw FILE or --hex BYTES\n");
+      return 2;
+    }
+    auto file = elf::ElfFile::open(options.file);
+    if (!file) {
+      fmt::print(stderr, "xprobe decode: {}\n", file.error().message);
+      return 1;
+    }
+    const insn::Arch effective = arch.value_or(file->arch());
+    if (!options.symbol.empty()) {
+      auto location = locate_in_function(*file, options.symbol);
+      if (!location) {
+        fmt::print(stderr, "xprobe decode: {}\n", location.error().message);
+        return 1;
+      }
+      sweep(effective, location->function_bytes, location->function_start, out);
+    } else {
+      for (const elf::Section& section : file->sections())
+        if (section.executable && section.has_file_bytes) sweep(effective, file->section_bytes(section), section.address, out);
+    }
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+CommandRunner add_decode_command(CLI::App& app) {
+  auto options = std::make_shared<DecodeOptions>();
+  CLI::App* cmd = app.add_subcommand("decode", "Print every instruction of an ELF file's executable sections (or one function)");
+  cmd->add_option("FILE", options->file, "ELF file");
+  cmd->add_option("SYMBOL", options->symbol, "decode only this function");
+  cmd->add_option("--raw", options->raw_file, "decode a flat file of bytes at address 0");
+  cmd->add_option("--hex", options->hex, "decode bytes given as hex, e.g. \"48 8d 15 db ff ff ff\"");
+  cmd->add_option("--arch", options->arch, "x86_64, i386 or aarch64 (default: from the ELF header; x86_64 for raw bytes)");
+  return [cmd, options]() { return cmd->parsed() ? run_decode(*options) : -1; };
+}
+
+}  // namespace xprobe::cli

@@ -1,0 +1,75 @@
+#include "cli/symbol_location.h"
+
+#include <charconv>
+
+#include <fmt/format.h>
+
+namespace xprobe::cli {
+namespace {
+
+std::optional<uint64_t> parse_number(std::string_view text) {
+  int base = 10;
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+    base = 16;
+    text.remove_prefix(2);
+  }
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+// A function without st_size (hand-written assembly) extends to the next symbol or section end.
+std::span<const uint8_t> function_extent(const elf::ElfFile& file, const elf::Symbol& function) {
+  if (function.size != 0) {
+    if (auto bytes = file.bytes_at(function.address, function.size)) return *bytes;
+  }
+  for (const elf::Section& section : file.sections()) {
+    if (!section.has_file_bytes || function.address < section.address ||
+        function.address >= section.address + section.size)
+      continue;
+    uint64_t end = section.address + section.size;
+    for (const elf::Symbol& other : file.symbols())
+      if (other.kind == elf::SymbolKind::Function && other.address > function.address && other.address < end)
+        end = other.address;
+    return file.section_bytes(section).subspan(function.address - section.address, end - function.address);
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<FunctionLocation> locate_in_function(const elf::ElfFile& file, std::string_view spec) {
+  FunctionLocation location;
+  if (auto address = parse_number(spec)) {
+    const elf::Symbol* function = file.function_containing(*address);
+    if (function == nullptr) return make_error(fmt::format("{}: no function contains address {:#x}", file.path(), *address));
+    location.function_name = function->name;
+    location.function_start = function->address;
+    location.function_bytes = function_extent(file, *function);
+    location.address = *address;
+    return location;
+  }
+  std::string_view name = spec;
+  int64_t offset = 0;
+  if (const size_t sign = spec.find_last_of("+-"); sign != std::string_view::npos && sign > 0) {
+    auto magnitude = parse_number(spec.substr(sign + 1));
+    if (!magnitude) return make_error(fmt::format("'{}': bad offset after '{}'", spec, spec[sign]));
+    offset = spec[sign] == '+' ? static_cast<int64_t>(*magnitude) : -static_cast<int64_t>(*magnitude);
+    name = spec.substr(0, sign);
+  }
+  const elf::Symbol* function = nullptr;
+  for (const elf::Symbol* candidate : file.find_symbols(name))
+    if (candidate->kind == elf::SymbolKind::Function) {
+      function = candidate;
+      break;
+    }
+  if (function == nullptr) return make_error(fmt::format("{}: no function named '{}'", file.path(), name));
+  location.function_name = function->name;
+  location.function_start = function->address;
+  location.function_bytes = function_extent(file, *function);
+  location.address = function->address + static_cast<uint64_t>(offset);
+  return location;
+}
+
+}  // namespace xprobe::cli

@@ -1,0 +1,219 @@
+#include "elf/elf_file.h"
+
+#include <cxxabi.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "elf/symbol_glob.h"
+
+namespace xprobe::elf {
+namespace {
+
+struct ElfHandleCloser {
+  void operator()(Elf* e) const { elf_end(e); }
+};
+using ElfHandle = std::unique_ptr<Elf, ElfHandleCloser>;
+
+std::string demangle(const std::string& name) {
+  if (name.size() < 2 || name[0] != '_' || name[1] != 'Z') return {};
+  int status = 0;
+  char* out = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+  if (status != 0 || out == nullptr) return {};
+  std::string result(out);
+  std::free(out);
+  return result;
+}
+
+// "ns::f(int, char)" -> "ns::f": lets users write C++ names without parameter lists.
+std::string_view without_parameters(std::string_view demangled) {
+  if (demangled.empty() || demangled.back() != ')') return demangled;
+  int depth = 0;
+  for (size_t i = demangled.size(); i-- > 0;) {
+    if (demangled[i] == ')') ++depth;
+    if (demangled[i] == '(' && --depth == 0) return demangled.substr(0, i);
+  }
+  return demangled;
+}
+
+Result<std::vector<uint8_t>> read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return make_error(fmt::format("{}: read error", path));
+  return bytes;
+}
+
+}  // namespace
+
+Result<ElfFile> ElfFile::open(const std::string& path) {
+  auto bytes = read_whole_file(path);
+  if (!bytes) return bytes.error();
+  if (bytes->size() < 4 || std::memcmp(bytes->data(), ELFMAG, SELFMAG) != 0)
+    return make_error(fmt::format("{}: not an ELF file", path));
+  elf_version(EV_CURRENT);
+
+  ElfFile file;
+  file.path_ = path;
+  auto image = std::make_shared<std::vector<uint8_t>>(std::move(*bytes));
+  // elf_memory takes a non-const pointer but ELF_C_READ_MMAP-like read-only use never writes.
+  ElfHandle elf(elf_memory(reinterpret_cast<char*>(image->data()), image->size()));
+  if (!elf || elf_kind(elf.get()) != ELF_K_ELF)
+    return make_error(fmt::format("{}: not a valid ELF file: {}", path, elf_errmsg(-1)));
+
+  GElf_Ehdr header;
+  if (gelf_getehdr(elf.get(), &header) == nullptr)
+    return make_error(fmt::format("{}: bad ELF header: {}", path, elf_errmsg(-1)));
+  switch (header.e_machine) {
+    case EM_X86_64: file.arch_ = insn::Arch::X86_64; break;
+    case EM_386: file.arch_ = insn::Arch::I386; break;
+    case EM_AARCH64: file.arch_ = insn::Arch::AArch64; break;
+    default:
+      return make_error(fmt::format("{}: unsupported ELF machine {} (xprobe handles x86-64, i386 and AArch64)", path,
+                                    header.e_machine));
+  }
+  file.position_independent_ = header.e_type == ET_DYN;
+
+  size_t phnum = 0;
+  if (elf_getphdrnum(elf.get(), &phnum) == 0) {
+    for (size_t i = 0; i < phnum; ++i) {
+      GElf_Phdr ph;
+      if (gelf_getphdr(elf.get(), static_cast<int>(i), &ph) == nullptr || ph.p_type != PT_LOAD) continue;
+      file.segments_.push_back({ph.p_vaddr, ph.p_offset, ph.p_filesz, ph.p_memsz, (ph.p_flags & PF_X) != 0,
+                                (ph.p_flags & PF_W) != 0});
+    }
+  }
+
+  size_t shstrndx = 0;
+  if (elf_getshdrstrndx(elf.get(), &shstrndx) != 0) shstrndx = 0;
+  std::vector<std::pair<Elf_Scn*, GElf_Shdr>> symbol_tables;
+  for (Elf_Scn* scn = elf_nextscn(elf.get(), nullptr); scn != nullptr; scn = elf_nextscn(elf.get(), scn)) {
+    GElf_Shdr sh;
+    if (gelf_getshdr(scn, &sh) == nullptr) continue;
+    const char* name = shstrndx != 0 ? elf_strptr(elf.get(), shstrndx, sh.sh_name) : nullptr;
+    Section section;
+    section.name = name != nullptr ? name : "";
+    section.address = sh.sh_addr;
+    section.file_offset = sh.sh_offset;
+    section.size = sh.sh_size;
+    section.executable = (sh.sh_flags & SHF_EXECINSTR) != 0 && (sh.sh_flags & SHF_ALLOC) != 0;
+    section.has_file_bytes = sh.sh_type != SHT_NOBITS && sh.sh_offset <= image->size() &&
+                             sh.sh_size <= image->size() - sh.sh_offset;
+    if (sh.sh_flags & SHF_ALLOC) file.sections_.push_back(section);
+    if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) symbol_tables.emplace_back(scn, sh);
+  }
+  // Prefer .symtab; a stripped object has only .dynsym. Both are read so that nothing is lost
+  // when .symtab exists but lacks an exported alias.
+  std::stable_sort(symbol_tables.begin(), symbol_tables.end(),
+                   [](const auto& a, const auto& b) { return a.second.sh_type == SHT_SYMTAB && b.second.sh_type != SHT_SYMTAB; });
+  for (auto& [scn, sh] : symbol_tables) {
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (data == nullptr || sh.sh_entsize == 0) continue;
+    const size_t count = sh.sh_size / sh.sh_entsize;
+    for (size_t i = 0; i < count; ++i) {
+      GElf_Sym sym;
+      if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) break;
+      const int type = GELF_ST_TYPE(sym.st_info);
+      if (sym.st_shndx == SHN_UNDEF || sym.st_name == 0) continue;
+      const char* name = elf_strptr(elf.get(), sh.sh_link, sym.st_name);
+      if (name == nullptr || *name == '\0') continue;
+      Symbol symbol;
+      symbol.name = name;
+      symbol.address = sym.st_value;
+      symbol.size = sym.st_size;
+      symbol.kind = (type == STT_FUNC || type == STT_GNU_IFUNC) ? SymbolKind::Function
+                    : (type == STT_OBJECT || type == STT_TLS) ? SymbolKind::Object
+                                                              : SymbolKind::Other;
+      if (type == STT_TLS || type == STT_SECTION || type == STT_FILE) continue;
+      const int bind = GELF_ST_BIND(sym.st_info);
+      symbol.global = bind == STB_GLOBAL || bind == STB_WEAK;
+      symbol.from_dynsym = sh.sh_type == SHT_DYNSYM;
+      symbol.demangled = demangle(symbol.name);
+      file.symbols_.push_back(std::move(symbol));
+    }
+  }
+  std::stable_sort(file.symbols_.begin(), file.symbols_.end(), [](const Symbol& a, const Symbol& b) {
+    return a.address != b.address ? a.address < b.address : a.name < b.name;
+  });
+  // The same symbol from .symtab and .dynsym: keep the first (the .symtab one sorts equal and came first).
+  file.symbols_.erase(std::unique(file.symbols_.begin(), file.symbols_.end(),
+                                  [](const Symbol& a, const Symbol& b) { return a.address == b.address && a.name == b.name; }),
+                      file.symbols_.end());
+  file.image_ = std::move(image);
+  return file;
+}
+
+std::span<const uint8_t> ElfFile::section_bytes(const Section& section) const {
+  if (!section.has_file_bytes) return {};
+  return std::span<const uint8_t>(image_->data() + section.file_offset, section.size);
+}
+
+std::optional<std::span<const uint8_t>> ElfFile::bytes_at(uint64_t address, uint64_t size) const {
+  for (const Section& section : sections_) {
+    if (!section.has_file_bytes || address < section.address) continue;
+    const uint64_t offset = address - section.address;
+    if (offset > section.size || size > section.size - offset) continue;
+    return section_bytes(section).subspan(offset, size);
+  }
+  return std::nullopt;
+}
+
+std::vector<const Symbol*> ElfFile::find_symbols(std::string_view name) const {
+  std::vector<const Symbol*> matches;
+  const bool glob = has_glob_characters(name);
+  for (const Symbol& symbol : symbols_) {
+    if (symbol.kind == SymbolKind::Other) continue;
+    const std::string_view short_name = without_parameters(symbol.demangled);
+    const bool hit = glob ? (glob_match(name, symbol.name) || (!symbol.demangled.empty() && (glob_match(name, symbol.demangled) ||
+                                                                                           glob_match(name, short_name))))
+                          : (symbol.name == name || (!symbol.demangled.empty() && (symbol.demangled == name || short_name == name)));
+    if (hit) matches.push_back(&symbol);
+  }
+  return matches;
+}
+
+const Symbol* ElfFile::function_containing(uint64_t address) const {
+  const Symbol* best = nullptr;
+  for (const Symbol& symbol : symbols_) {
+    if (symbol.address > address) break;
+    if (symbol.kind != SymbolKind::Function) continue;
+    if (address < symbol.address + std::max<uint64_t>(symbol.size, 1)) best = &symbol;
+  }
+  return best;
+}
+
+const Symbol* ElfFile::symbol_containing(uint64_t address) const {
+  const Symbol* best = nullptr;
+  for (const Symbol& symbol : symbols_) {
+    if (symbol.address > address) break;
+    if (symbol.kind == SymbolKind::Other) continue;
+    if (address < symbol.address + std::max<uint64_t>(symbol.size, 1)) best = &symbol;
+  }
+  return best;
+}
+
+std::optional<uint64_t> ElfFile::file_offset_to_address(uint64_t offset) const {
+  for (const LoadSegment& segment : segments_)
+    if (offset >= segment.file_offset && offset - segment.file_offset < segment.file_size)
+      return segment.vaddr + (offset - segment.file_offset);
+  return std::nullopt;
+}
+
+std::optional<uint64_t> ElfFile::address_to_file_offset(uint64_t address) const {
+  for (const LoadSegment& segment : segments_)
+    if (address >= segment.vaddr && address - segment.vaddr < segment.file_size)
+      return segment.file_offset + (address - segment.vaddr);
+  return std::nullopt;
+}
+
+}  // namespace xprobe::elf

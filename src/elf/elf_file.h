@@ -1,0 +1,82 @@
+#pragma once
+// An ELF object as xprobe needs it: architecture, sections with their bytes, function and
+// data symbols (.symtab, else .dynsym for stripped objects), and the mapping between file
+// offsets and virtual addresses. The file is untrusted input: every offset is checked.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "insn/arch.h"
+#include "support/result.h"
+
+namespace xprobe::elf {
+
+struct Section {
+  std::string name;
+  uint64_t address = 0;
+  uint64_t file_offset = 0;
+  uint64_t size = 0;
+  bool executable = false;
+  bool has_file_bytes = false;  // false for SHT_NOBITS (.bss)
+};
+
+enum class SymbolKind : uint8_t { Function, Object, Other };
+
+struct Symbol {
+  std::string name;       // as stored (mangled for C++)
+  std::string demangled;  // empty when the name is not a mangled C++ name
+  uint64_t address = 0;   // st_value: link-time virtual address
+  uint64_t size = 0;
+  SymbolKind kind = SymbolKind::Other;
+  bool global = false;    // STB_GLOBAL or STB_WEAK
+  bool from_dynsym = false;
+};
+
+struct LoadSegment {
+  uint64_t vaddr = 0;
+  uint64_t file_offset = 0;
+  uint64_t file_size = 0;
+  uint64_t mem_size = 0;
+  bool executable = false;
+  bool writable = false;
+};
+
+class ElfFile {
+ public:
+  static Result<ElfFile> open(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  insn::Arch arch() const { return arch_; }
+  bool position_independent() const { return position_independent_; }  // ET_DYN: loaded at a bias
+  const std::vector<Section>& sections() const { return sections_; }
+  const std::vector<Symbol>& symbols() const { return symbols_; }
+  const std::vector<LoadSegment>& load_segments() const { return segments_; }
+
+  // Bytes of the file at a virtual address range, if they lie inside one section with file bytes.
+  std::optional<std::span<const uint8_t>> bytes_at(uint64_t address, uint64_t size) const;
+  std::span<const uint8_t> section_bytes(const Section& section) const;
+
+  // Functions and objects whose name (or demangled name, or demangled name without its
+  // parameter list) equals `name`, or matches it when it holds glob characters (* ? [).
+  std::vector<const Symbol*> find_symbols(std::string_view name) const;
+  const Symbol* function_containing(uint64_t address) const;
+  const Symbol* symbol_containing(uint64_t address) const;  // function or object
+
+  std::optional<uint64_t> file_offset_to_address(uint64_t offset) const;
+  std::optional<uint64_t> address_to_file_offset(uint64_t address) const;
+
+ private:
+  std::string path_;
+  insn::Arch arch_ = insn::Arch::X86_64;
+  bool position_independent_ = false;
+  std::shared_ptr<const std::vector<uint8_t>> image_;  // the whole file
+  std::vector<Section> sections_;
+  std::vector<Symbol> symbols_;         // sorted by address
+  std::vector<LoadSegment> segments_;
+};
+
+}  // namespace xprobe::elf
