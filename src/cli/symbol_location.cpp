@@ -19,24 +19,6 @@ std::optional<uint64_t> parse_number(std::string_view text) {
   return value;
 }
 
-// A function without st_size (hand-written assembly) extends to the next symbol or section end.
-std::span<const uint8_t> function_extent(const elf::ElfFile& file, const elf::Symbol& function) {
-  if (function.size != 0) {
-    if (auto bytes = file.bytes_at(function.address, function.size)) return *bytes;
-  }
-  for (const elf::Section& section : file.sections()) {
-    if (!section.has_file_bytes || function.address < section.address ||
-        function.address >= section.address + section.size)
-      continue;
-    uint64_t end = section.address + section.size;
-    for (const elf::Symbol& other : file.symbols())
-      if (other.kind == elf::SymbolKind::Function && other.address > function.address && other.address < end)
-        end = other.address;
-    return file.section_bytes(section).subspan(function.address - section.address, end - function.address);
-  }
-  return {};
-}
-
 }  // namespace
 
 Result<FunctionLocation> locate_in_function(const elf::ElfFile& file, std::string_view spec) {
@@ -46,7 +28,7 @@ Result<FunctionLocation> locate_in_function(const elf::ElfFile& file, std::strin
     if (function == nullptr) return make_error(fmt::format("{}: no function contains address {:#x}", file.path(), *address));
     location.function_name = function->name;
     location.function_start = function->address;
-    location.function_bytes = function_extent(file, *function);
+    location.function_bytes = file.function_bytes(*function);
     location.address = *address;
     return location;
   }
@@ -67,7 +49,7 @@ Result<FunctionLocation> locate_in_function(const elf::ElfFile& file, std::strin
   if (function == nullptr) return make_error(fmt::format("{}: no function named '{}'", file.path(), name));
   location.function_name = function->name;
   location.function_start = function->address;
-  location.function_bytes = function_extent(file, *function);
+  location.function_bytes = file.function_bytes(*function);
   location.address = function->address + static_cast<uint64_t>(offset);
   return location;
 }

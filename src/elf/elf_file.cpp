@@ -158,6 +158,23 @@ std::span<const uint8_t> ElfFile::section_bytes(const Section& section) const {
   return std::span<const uint8_t>(image_->data() + section.file_offset, section.size);
 }
 
+std::span<const uint8_t> ElfFile::function_bytes(const Symbol& function) const {
+  if (function.size != 0) {
+    if (auto bytes = bytes_at(function.address, function.size)) return *bytes;
+  }
+  for (const Section& section : sections_) {
+    if (!section.has_file_bytes || function.address < section.address ||
+        function.address - section.address >= section.size)
+      continue;
+    uint64_t end = section.address + section.size;
+    for (const Symbol& other : symbols_)
+      if (other.kind == SymbolKind::Function && other.address > function.address && other.address < end)
+        end = other.address;
+    return section_bytes(section).subspan(function.address - section.address, end - function.address);
+  }
+  return {};
+}
+
 std::optional<std::span<const uint8_t>> ElfFile::bytes_at(uint64_t address, uint64_t size) const {
   for (const Section& section : sections_) {
     if (!section.has_file_bytes || address < section.address) continue;

@@ -59,6 +59,9 @@ class ElfFile {
   // Bytes of the file at a virtual address range, if they lie inside one section with file bytes.
   std::optional<std::span<const uint8_t>> bytes_at(uint64_t address, uint64_t size) const;
   std::span<const uint8_t> section_bytes(const Section& section) const;
+  // A function's bytes. Without st_size (hand-written assembly) it extends to the next
+  // function symbol or the end of its section.
+  std::span<const uint8_t> function_bytes(const Symbol& function) const;
 
   // Functions and objects whose name (or demangled name, or demangled name without its
   // parameter list) equals `name`, or matches it when it holds glob characters (* ? [).
