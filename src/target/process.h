@@ -1,0 +1,151 @@
+#pragma once
+// A traced process over ptrace: launch or attach, every thread, the stop/resume protocol,
+// registers, memory, address-space maps and remote system calls.
+//
+// Protocol: every event next_event() returns leaves its thread stopped; the caller resumes it
+// (resume(), with the signal to deliver) or detaches. Stops that are only ptrace bookkeeping
+// (interrupt stops we asked for, group-stops, thread-exit notifications) never reach the
+// caller. All tracing must happen on the thread that created the Process (a ptrace rule).
+#include <sys/types.h>
+#include <signal.h>
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "support/result.h"
+#include "target/maps.h"
+#include "target/memory.h"
+#include "target/registers.h"
+
+namespace xprobe::target {
+
+enum class StopKind {
+  Trap,         // SIGTRAP from an int3 (si_code SI_KERNEL): `address` is the int3's address.
+                // It may not be ours; resume with SIGTRAP to deliver it then.
+  Signal,       // a signal is about to be delivered; resume(tid, signal) delivers it unchanged
+  NewThread,    // a thread created by clone() stopped at its start (already in threads())
+  Fork,         // the thread forked (fork(), or clone() without CLONE_VM): new_pid is traced too
+  Vfork,        // vfork()/posix_spawn: the child shares our memory until it execs or exits
+  Exec,         // the process exec'ed: one thread left, every address changed
+  ThreadExited, // a thread other than the last one is gone (nothing to resume)
+  Exited,       // the whole process exited with `exit_status` (nothing to resume)
+  Killed,       // the whole process was killed by `signal` (nothing to resume)
+};
+
+struct StopEvent {
+  StopKind kind = StopKind::Signal;
+  pid_t tid = 0;
+  int signal = 0;
+  uint64_t address = 0;   // Trap: the address of the int3 (rip - 1)
+  pid_t new_pid = 0;      // Fork/Vfork: the child
+  int exit_status = 0;    // Exited
+  siginfo_t info{};       // Trap/Signal
+};
+
+enum class ThreadState { Running, Stopped, Listening, Starting };
+
+struct LaunchOptions {
+  bool kill_on_tracer_exit = true;  // PTRACE_O_EXITKILL: the program dies with xprobe (launched only)
+};
+
+class Process final : public Memory {
+ public:
+  // Starts `argv` (argv[0] searched in PATH) stopped right after its exec.
+  static Result<std::unique_ptr<Process>> launch(const std::vector<std::string>& argv, const LaunchOptions& options = {});
+  // Attaches to every thread of `pid` and stops them all.
+  static Result<std::unique_ptr<Process>> attach(pid_t pid);
+  // Takes over a child that ptrace attached automatically (a Fork/Vfork event's new_pid);
+  // waits for its first stop.
+  static Result<std::unique_ptr<Process>> adopt_child(pid_t pid);
+
+  ~Process() override;
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  pid_t pid() const { return pid_; }
+  bool launched() const { return launched_; }
+  bool alive() const { return alive_; }
+  const std::map<pid_t, ThreadState>& threads() const { return threads_; }
+  bool owns(pid_t tid) const { return threads_.count(tid) != 0; }
+
+  // The next event of this process. std::nullopt: a stop was requested (StopSignals) before
+  // any event arrived. Events of other processes' tids that arrive meanwhile are queued for them.
+  Result<std::optional<StopEvent>> next_event();
+
+  Status resume(pid_t tid, int signal = 0);
+  // Resumes every stopped thread that has no event waiting to be reported.
+  Status resume_all();
+  // Stops every thread (PTRACE_INTERRUPT). Events that arrive instead are kept for next_event().
+  Status stop_all();
+  // Events already collected (by stop_all) and not yet returned by next_event().
+  const std::deque<StopEvent>& pending_events() const { return pending_; }
+  // Removes and returns the pending events (the caller takes over handling them).
+  std::deque<StopEvent> take_pending_events();
+
+  // Detaches from every thread; pending signals are delivered on the way out. The caller
+  // first removes its breakpoints and fixes up its threads (see the trap engine).
+  Status detach();
+  Status kill();
+
+  Result<Registers> get_registers(pid_t tid);
+  Status set_registers(pid_t tid, const Registers& registers);
+
+  Status read(uint64_t address, std::span<uint8_t> buffer) override;
+  Status read_batch(std::span<ReadRequest> requests) override;
+  Status write(uint64_t address, std::span<const uint8_t> bytes) override;
+
+  Result<std::vector<MapEntry>> maps() const { return read_maps(pid_); }
+
+  // Runs system call `number` in thread `tid` (all threads must be stopped) and returns its
+  // raw result (a negative errno on failure). The thread's registers are restored after.
+  Result<int64_t> remote_syscall(pid_t tid, int64_t number, std::span<const uint64_t> args);
+  // Maps `size` bytes (anonymous, private, `prot`) at an address such that the whole area is
+  // within `reach` bytes of `near` (for rel32 jumps between code and slots).
+  Result<uint64_t> remote_mmap_near(pid_t tid, uint64_t near, uint64_t size, int prot, uint64_t reach);
+  Result<int64_t> remote_munmap(pid_t tid, uint64_t address, uint64_t size);
+  // An executable address holding `syscall; int3`, used by remote_syscall instead of patching
+  // the code at the thread's rip (set by whoever owns an executable area in the target).
+  void set_syscall_stub(uint64_t address) { syscall_stub_ = address; }
+  static constexpr uint8_t kSyscallStub[3] = {0x0f, 0x05, 0xcc};
+
+  // The tid of any stopped thread (for remote calls), or 0.
+  pid_t any_stopped_thread() const;
+
+ private:
+  explicit Process(pid_t pid, bool launched);
+  Status open_memory();
+  // Turns one wait status into an event (or handles it internally and returns nullopt).
+  Result<std::optional<StopEvent>> classify(pid_t tid, int status);
+  Status wait_until_stopped(pid_t tid);
+  Status poke_write(uint64_t address, std::span<const uint8_t> bytes);
+
+  pid_t pid_;
+  bool launched_;
+  bool alive_ = true;
+  int mem_fd_ = -1;
+  bool use_vm_readv_ = true;
+  uint64_t syscall_stub_ = 0;
+  std::map<pid_t, ThreadState> threads_;
+  std::deque<StopEvent> pending_;
+  bool waiting_for_interrupt_ = false;
+  bool leader_exiting_ = false;
+  std::set<pid_t> group_stopped_;  // threads in a group-stop of the program (resume with PTRACE_LISTEN)
+};
+
+// Describes why `pid` cannot be traced, if something about it is visibly wrong (missing,
+// zombie, kernel thread, ourselves); success means "try PTRACE_SEIZE".
+Status check_traceable(pid_t pid);
+
+// Stops of tids no Process knows yet (a new thread's first stop that beat its parent's clone
+// event, a forked child's first stop) wait here until their Process asks for them.
+std::optional<int> take_stashed_status(pid_t tid);
+void stash_status(pid_t tid, int status);
+
+}  // namespace xprobe::target

@@ -1,0 +1,40 @@
+#pragma once
+// The raw wait primitive of the tracer: one waitpid(__WALL) that can be interrupted by a stop
+// request (SIGINT/SIGTERM sent to the tracer) without a race.
+#include <sys/types.h>
+
+#include <optional>
+
+#include "support/result.h"
+
+namespace xprobe::target {
+
+// While an instance lives, SIGINT and SIGTERM sent to the tracer do not kill it: they set
+// stop_requested(), which every wait checks. SIGINT/SIGTERM/SIGCHLD are blocked in the
+// calling thread and taken with sigtimedwait, so a signal that arrives just before a wait
+// cannot be lost. Programs we launch get the signal mask the tracer had before.
+class StopSignals {
+ public:
+  StopSignals();
+  ~StopSignals();
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+};
+
+bool stop_requested();
+void request_stop();        // as if SIGINT had arrived (tests, the CLI)
+void clear_stop_request();
+
+struct RawWait {
+  pid_t tid = 0;
+  int status = 0;
+};
+
+// Waits for any traced child (or `tid` when given). Returns std::nullopt when a stop was
+// requested before anything happened, an error when there is no child left.
+Result<std::optional<RawWait>> wait_any(std::optional<pid_t> tid = std::nullopt);
+
+// The signal mask launched programs must get (the mask before StopSignals changed it).
+const void* original_signal_mask();
+
+}  // namespace xprobe::target
