@@ -1,0 +1,42 @@
+#pragma once
+// Parser for probe definitions in the kernel's uprobe_events grammar:
+//
+//   p[:[GRP/]EVENT] PLACE [ARGS]            entry probe
+//   r[MAXACTIVE][:[GRP/]EVENT] PLACE [ARGS] return probe (also PLACE%return)
+//   -:[GRP/]EVENT                           delete
+//
+//   PLACE: [BINARY:]SYMBOL[+|-OFFS] | BINARY:0xOFFSET[(REF_CTR_OFFSET)] | 0xADDR
+//   ARGS:  [NAME=]FETCHARG[:TYPE]
+//
+// Errors carry the kernel's messages and caret columns (see parse_error.h). Deliberate
+// differences from the kernel's uprobe parser, all extensions except the last:
+//   - symbolic places, @SYM[+|-OFFS], $argN (entry and return), the `symbol`/`symstr` types;
+//   - the seed's aliases aN, sN, rv, rp, rN (rN: the Nth register of the ptrace register
+//     block, see arch_registers.h);
+//   - no 63-character limit on an argument and dereferences nest up to kMaxDereferenceDepth;
+//   - r[MAXACTIVE] keeps its event name (the kernel's uprobe parser drops it);
+//   - text after the closing ')' of a dereference is refused (the kernel ignores it).
+#include <string_view>
+#include <vector>
+
+#include "insn/arch.h"
+#include "probe/definition.h"
+#include "probe/parse_error.h"
+
+namespace xprobe::probe {
+
+inline constexpr unsigned kMaxDereferenceDepth = 256;
+
+struct ParseOptions {
+  insn::Arch arch = insn::Arch::X86_64;
+};
+
+ParseResult<ProbeDefinition> parse_definition(std::string_view text, const ParseOptions& options = {});
+
+// A -f file: one definition per line; '#' starts a comment (as in uprobe_events, anywhere on
+// the line); blank lines are skipped. The first error stops parsing and names its line.
+ParseResult<std::vector<ProbeDefinition>> parse_definitions_file(std::string_view text,
+                                                                 std::string_view file_name,
+                                                                 const ParseOptions& options = {});
+
+}  // namespace xprobe::probe

@@ -1,0 +1,126 @@
+// Writes definitions into the running kernel's uprobe_events and checks that it accepts and
+// refuses the same ones xprobe does, with the same message and caret. Skips unless root and
+// tracefs is usable. Leaves uprobe_events as it found it (removes only its own events).
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "probe/definition_parser.h"
+
+namespace xprobe::probe {
+namespace {
+
+const char* tracefs_dir() {
+  for (const char* dir : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
+    if (access((std::string(dir) + "/uprobe_events").c_str(), W_OK) == 0) return dir;
+  }
+  if (geteuid() == 0 && mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) == 0 &&
+      access("/sys/kernel/tracing/uprobe_events", W_OK) == 0) {
+    return "/sys/kernel/tracing";
+  }
+  return nullptr;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// One write(2) per definition, as `echo DEF >> uprobe_events` does; O_APPEND so that the
+// events of other users of this machine's tracefs stay (O_TRUNC would clear them all).
+bool write_line(const std::string& path, const std::string& line, int* error = nullptr) {
+  const int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) {
+    if (error) *error = errno;
+    return false;
+  }
+  const std::string text = line + "\n";
+  const ssize_t written = write(fd, text.data(), text.size());
+  if (error) *error = written < 0 ? errno : 0;
+  close(fd);
+  return written == static_cast<ssize_t>(text.size());
+}
+
+struct KernelVerdict {
+  bool accepted = false;
+  int error = 0;
+  std::string message;
+  long column = -1;  // -1: the kernel logged nothing for this command
+};
+
+// The newest error_log entry for `definition` (other processes may log too).
+KernelVerdict ask_kernel(const std::string& dir, const std::string& definition) {
+  KernelVerdict verdict;
+  verdict.accepted = write_line(dir + "/uprobe_events", definition, &verdict.error);
+  if (verdict.accepted) return verdict;
+  std::istringstream log(read_file(dir + "/error_log"));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(log, line);) lines.push_back(line);
+  for (size_t i = lines.size(); i >= 3; --i) {
+    const std::string& first = lines[i - 3];
+    if (lines[i - 2] != "  Command: " + definition) continue;
+    const size_t at = first.find("error: ");
+    if (at == std::string::npos) continue;
+    verdict.message = first.substr(at + 7);
+    verdict.column = static_cast<long>(lines[i - 1].size()) - 1 - 11;
+    break;
+  }
+  return verdict;
+}
+
+TEST(KernelConformance, SameVerdictsAsTheRunningKernel) {
+  const char* dir = tracefs_dir();
+  if (dir == nullptr) GTEST_SKIP() << "tracefs uprobe_events is not writable here (need root and tracefs)";
+  char self[4096] = {};
+  const ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  ASSERT_GT(length, 0);
+  const std::string binary(self, static_cast<size_t>(length));
+  const std::string p = "p:xprobe_conf/ev " + binary + ":0x0 ";
+  // Forms both sides support; xprobe extensions (symbols, @SYM, $argN, symbol types, aliases)
+  // and the kernel's quirks (text after a dereference, r<N> dropping the name, arrays refused
+  // after +u dereferences) are left out.
+  const std::vector<std::string> cases = {
+      p + "%ax %bx %cx %dx %si %di %bp %sp %r8 %r15 %ip %flags",
+      p + "a=+0(%di):u8 b=+8(%si):s16 c=-8(%sp):x32 d=+0(+8(%di)):u64",
+      p + "s=+0(%si):string u=+0(%si):ustring c=+0(%si):char[3] arr=+4(%di):s32[4]",
+      p + "b=+0(%di):b3@5/32 w=%ax:b4@28/32 $comm \\123 \\\"lit\" $stack $stack3 @0x1000 @+0x10",
+      p + "x=+4(%di):x16[2] y=+0(%sp):string[2] z=+u4(%di):x16",
+      "r:xprobe_conf/ev " + binary + ":0x0 rv=$retval %ax",
+      "p:xprobe_conf/ev " + binary + ":0x0%return $retval",
+      "p:xprobe_conf/ev " + binary + ":0x0(0x10)",
+      p + "%eax", p + "%r8d", p + "$comm:u8", p + "$stack:string", p + "\\x10",
+      p + "x=%ax:b0@0/32", p + "x=%ax:b4@30/32", p + "x=%ax:b4@0/12", p + "x=%ax:x64[0]",
+      p + "x=+0(%ax):x64[65]", p + "x=+0(%ax):x64[3", p + "x=+0(%ax):x64[3]a", p + "1x=%ax",
+      p + "x=", p + "=%ax", p + "x=%ax x=%bx", p + "common_pid=%ax", p + "x=+(%ax)", p + "x=+0%ax",
+      p + "x=+0($comm)", p + "x=$stackx", p + "x=%ax:string", p + "x=$retval", p + "x=\\\"abc",
+      p + "x=@0xzz", p + "x=@+zz", p + "x=%ax:U8", p + "%ax arg1=%dx",
+      "p:xprobe_conf/ev " + binary + ":0x0x", "p:xprobe_conf/ev " + binary + ":0x0%foo",
+      "p:xprobe_conf/ev " + binary + ":0x0(0x10", "p:/ev " + binary + ":0x0", "p:1g/ev " + binary + ":0x0",
+      "p:xprobe_conf/1e " + binary + ":0x0",
+  };
+  for (const std::string& definition : cases) {
+    const auto ours = parse_definition(definition);
+    const KernelVerdict kernel = ask_kernel(dir, definition);
+    if (kernel.accepted) write_line(std::string(dir) + "/uprobe_events", "-:xprobe_conf/ev");
+    EXPECT_EQ(ours.ok(), kernel.accepted) << definition << "\n" << (ours.ok() ? "" : ours.error().render())
+                                          << "kernel: " << kernel.message << " (" << std::strerror(kernel.error) << ")";
+    if (!ours.ok() && !kernel.accepted && kernel.column >= 0) {
+      EXPECT_EQ(ours.error().message, kernel.message) << definition;
+      EXPECT_EQ(static_cast<long>(ours.error().column), kernel.column) << definition;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace xprobe::probe
