@@ -50,3 +50,43 @@ TEST(DecoderInvariants, NeverReadPastAnEmptyInput) {
 
 }  // namespace
 }  // namespace xprobe::test::x86
+
+namespace xprobe::test::x86 {
+namespace {
+
+// The checker itself: it accepts a correct result and notices each kind of corruption, so
+// the replays above (and the fuzzer) cannot pass vacuously.
+TEST(DecoderInvariants, CheckerNoticesCorruptedResults) {
+  const std::vector<uint8_t> lea_rip = {0x48, 0x8d, 0x15, 0xdb, 0xff, 0xff, 0xff};  // lea rdx, [rip-0x25]
+  const std::vector<uint8_t> call = {0xe8, 0x10, 0x00, 0x00, 0x00};                 // call .+0x15
+  const insn::x86::DecoderConfig config{Mode::Long64, insn::x86::Vendor::Intel};
+  insn::x86::X86Insn good;
+  ASSERT_EQ(insn::x86::decode(lea_rip, 0x1000, config, good), insn::x86::DecodeStatus::Ok);
+  ASSERT_EQ(check_decoder_invariants(lea_rip, 0x1000, config, insn::x86::DecodeStatus::Ok, good), "");
+  auto broken = [&](auto corrupt) {
+    insn::x86::X86Insn copy = good;
+    corrupt(copy);
+    return !check_decoder_invariants(lea_rip, 0x1000, config, insn::x86::DecodeStatus::Ok, copy).empty();
+  };
+  EXPECT_TRUE(broken([](insn::x86::X86Insn& i) { i.length = 8; }));
+  EXPECT_TRUE(broken([](insn::x86::X86Insn& i) { i.length = 6; }));
+  EXPECT_TRUE(broken([](insn::x86::X86Insn& i) { i.disp_offset = 2; }));
+  EXPECT_TRUE(broken([](insn::x86::X86Insn& i) { i.disp_size = 1; }));
+  EXPECT_TRUE(broken([](insn::x86::X86Insn& i) { i.disp = 0x25; }));
+  EXPECT_TRUE(broken([](insn::x86::X86Insn& i) { i.modrm_offset = 1; }));
+  EXPECT_TRUE(broken([](insn::x86::X86Insn& i) { i.has_sib = true; }));
+  EXPECT_TRUE(broken([](insn::x86::X86Insn& i) { i.imm_size = 1; i.imm_offset = 6; }));
+
+  insn::x86::X86Insn branch;
+  ASSERT_EQ(insn::x86::decode(call, 0x1000, config, branch), insn::x86::DecodeStatus::Ok);
+  ASSERT_EQ(check_decoder_invariants(call, 0x1000, config, insn::x86::DecodeStatus::Ok, branch), "");
+  EXPECT_EQ(branch.rel_target, 0x1015u);
+  branch.rel_target = 0x1010;
+  EXPECT_FALSE(check_decoder_invariants(call, 0x1000, config, insn::x86::DecodeStatus::Ok, branch).empty());
+  branch.rel_target = 0x1015;
+  branch.has_rel_target = false;
+  EXPECT_FALSE(check_decoder_invariants(call, 0x1000, config, insn::x86::DecodeStatus::Ok, branch).empty());
+}
+
+}  // namespace
+}  // namespace xprobe::test::x86

@@ -35,7 +35,30 @@ Comparison compare_decoders(std::span<const uint8_t> bytes, const insn::x86::Dec
 
 bool Comparison::agrees() const {
   if (ours != zydis.status) return false;
-  return ours != DecodeStatus::Ok || insn.length == zydis.length;
+  if (ours != DecodeStatus::Ok) return true;
+  return insn.length == zydis.length && field_mismatch().empty();
+}
+
+std::string Comparison::field_mismatch() const {
+  const ZydisDecodedInstruction& z = zydis.insn;
+  const bool z_modrm = (z.attributes & ZYDIS_ATTRIB_HAS_MODRM) != 0;
+  if (insn.has_modrm != z_modrm || (z_modrm && insn.modrm_offset != z.raw.modrm.offset)) return "modrm";
+  if (insn.has_sib != ((z.attributes & ZYDIS_ATTRIB_HAS_SIB) != 0)) return "sib";
+  if (insn.disp_size * 8u != z.raw.disp.size || (insn.disp_size != 0 && insn.disp_offset != z.raw.disp.offset))
+    return "disp";
+  if (insn.imm_size * 8u != z.raw.imm[0].size || (insn.imm_size != 0 && insn.imm_offset != z.raw.imm[0].offset))
+    return "imm";
+  if (insn.imm2_size * 8u != z.raw.imm[1].size || (insn.imm2_size != 0 && insn.imm2_offset != z.raw.imm[1].offset))
+    return "imm2";
+  const bool z_relative = z.raw.imm[0].is_relative != 0;
+  if (insn.has_rel_target != z_relative) return "has-rel-target";
+  if (z_relative) {
+    uint64_t target = insn.address + z.length + static_cast<uint64_t>(z.raw.imm[0].value.s);
+    if (z.operand_width == 16) target &= 0xffff;
+    if (z.operand_width == 32) target &= 0xffffffff;
+    if (insn.rel_target != target) return "rel-target";
+  }
+  return {};
 }
 
 namespace {
@@ -54,7 +77,7 @@ std::string Comparison::disagreement_class() const {
   const char* mode = config.mode == Mode::Long64 ? "64" : "32";
   std::string what;
   if (ours == DecodeStatus::Ok && zydis.status == DecodeStatus::Ok) {
-    what = "length-differs";
+    what = insn.length != zydis.length ? "length-differs" : "field-differs:" + field_mismatch();
   } else {
     // Classes by verdict kind only (lengths vary within one opcode class).
     const std::string ours_text = ours == DecodeStatus::Ok ? "ok" : decode_status_name(ours);
@@ -64,11 +87,41 @@ std::string Comparison::disagreement_class() const {
   return fmt::format("{} {} {}", mode, what, describe_opcode_class(shape));
 }
 
+namespace {
+
+// "modrm@2 disp@3:4 imm@7:1 rel=0x40100c": where the fields are, for field disagreements.
+std::string our_layout(const insn::x86::X86Insn& insn) {
+  std::string text;
+  if (insn.has_modrm) text += fmt::format(" modrm@{}{}", insn.modrm_offset, insn.has_sib ? "+sib" : "");
+  if (insn.disp_size != 0) text += fmt::format(" disp@{}:{}", insn.disp_offset, insn.disp_size);
+  if (insn.imm_size != 0) text += fmt::format(" imm@{}:{}", insn.imm_offset, insn.imm_size);
+  if (insn.imm2_size != 0) text += fmt::format(" imm2@{}:{}", insn.imm2_offset, insn.imm2_size);
+  if (insn.has_rel_target) text += fmt::format(" rel={:#x}", insn.rel_target);
+  return text;
+}
+
+std::string zydis_layout(const ZydisDecodedInstruction& z) {
+  std::string text;
+  if ((z.attributes & ZYDIS_ATTRIB_HAS_MODRM) != 0)
+    text += fmt::format(" modrm@{}{}", z.raw.modrm.offset, (z.attributes & ZYDIS_ATTRIB_HAS_SIB) != 0 ? "+sib" : "");
+  if (z.raw.disp.size != 0) text += fmt::format(" disp@{}:{}", z.raw.disp.offset, z.raw.disp.size / 8);
+  for (const auto& imm : z.raw.imm)
+    if (imm.size != 0) text += fmt::format(" imm@{}:{}{}", imm.offset, imm.size / 8, imm.is_relative ? "(rel)" : "");
+  return text;
+}
+
+}  // namespace
+
 std::string describe_case(const Comparison& comparison) {
-  return fmt::format("{} [{} {}] ours={} zydis={}", format_hex_bytes(comparison.bytes),
-                     comparison.config.mode == Mode::Long64 ? "64-bit" : "32-bit",
-                     comparison.config.vendor == Vendor::Intel ? "intel" : "amd",
-                     verdict(comparison.ours, comparison.insn.length), zydis_verdict(comparison.zydis));
+  std::string text = fmt::format("{} [{} {}] ours={} zydis={}", format_hex_bytes(comparison.bytes),
+                                 comparison.config.mode == Mode::Long64 ? "64-bit" : "32-bit",
+                                 comparison.config.vendor == Vendor::Intel ? "intel" : "amd",
+                                 verdict(comparison.ours, comparison.insn.length), zydis_verdict(comparison.zydis));
+  if (comparison.zydis.status == DecodeStatus::Ok)
+    text += fmt::format(" ({})", ZydisMnemonicGetString(comparison.zydis.insn.mnemonic));
+  if (comparison.ours == DecodeStatus::Ok && comparison.zydis.status == DecodeStatus::Ok)
+    text += " ours:" + our_layout(comparison.insn) + " zydis:" + zydis_layout(comparison.zydis.insn);
+  return text;
 }
 
 void DisagreementTally::add(const Comparison& comparison, const char* mutation) {

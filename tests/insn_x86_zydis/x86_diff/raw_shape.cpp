@@ -133,7 +133,10 @@ std::string describe_opcode_class(const RawShape& shape) {
   }
   if (const uint8_t pfx = shape.mandatory_prefix(); pfx != 0) text += fmt::format(" pfx={:02x}", pfx);
   if (shape.encoding == RawEncoding::Legacy && shape.has_f0) text += " lock";
-  if (shape.has_modrm_byte) text += fmt::format(" /{} {}", shape.modrm_reg(), shape.modrm_is_register() ? "reg" : "mem");
+  // ModRM.reg selects group members in the legacy maps; in the VEX/EVEX maps it is mostly
+  // a register, so only register vs memory form names the class there.
+  if (shape.has_modrm_byte && shape.encoding == RawEncoding::Legacy) text += fmt::format(" /{}", shape.modrm_reg());
+  if (shape.has_modrm_byte) text += shape.modrm_is_register() ? " reg" : " mem";
   return text;
 }
 
