@@ -7,13 +7,13 @@
 
 namespace xprobe::insn::x86 {
 
-struct DecoderConfig {
-  Mode mode = Mode::Long64;
-  Vendor vendor = Vendor::Amd;
-};
-
 // The vendor of the processor xprobe runs on (cpuid), the default for decoding.
 Vendor host_vendor();
+
+struct DecoderConfig {
+  Mode mode = Mode::Long64;
+  Vendor vendor = host_vendor();
+};
 
 // Decodes one instruction from `bytes` located at `address`. Never reads past bytes.size()
 // and never past 15 bytes. On anything but Ok, `out` is unspecified except out.length,

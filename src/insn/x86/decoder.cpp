@@ -1,0 +1,469 @@
+// Table-driven x86 length/field decoder. The structure follows the instruction format of
+// the Intel SDM vol. 2 chapter 2 (and AMD APM vol. 3 chapter 1): legacy prefixes, REX,
+// VEX/EVEX/XOP, opcode (1-3 bytes), ModRM, SIB, displacement, immediate. What each opcode
+// takes comes from the generated tables (opcode_map.txt); this file only knows the format.
+#include <cstring>
+
+#include "insn/x86/decoder.h"
+#include "insn/x86/x86_tables.h"
+
+namespace xprobe::insn::x86 {
+namespace {
+
+using tables::Entry;
+
+constexpr unsigned kMaxLength = 15;  // SDM vol. 2 2.3.11, APM vol. 3 1.1: longer is #GP/#UD
+
+// Prefix classes for the prefix scan (SDM vol. 2 2.1.1).
+enum PrefixClass : uint8_t { kNotPrefix, kSegment, kOpSize, kAddrSize, kLock, kRepne, kRep, kRex };
+
+constexpr auto make_prefix_classes() {
+  struct Table {
+    uint8_t c[256];
+  } t{};
+  for (int b : {0x26, 0x2e, 0x36, 0x3e, 0x64, 0x65}) t.c[b] = kSegment;
+  t.c[0x66] = kOpSize;
+  t.c[0x67] = kAddrSize;
+  t.c[0xf0] = kLock;
+  t.c[0xf2] = kRepne;
+  t.c[0xf3] = kRep;
+  for (int b = 0x40; b <= 0x4f; ++b) t.c[b] = kRex;  // REX only in 64-bit mode (checked below)
+  return t;
+}
+constexpr auto kPrefixClasses = make_prefix_classes();
+
+inline uint64_t load_le(const uint8_t* p, unsigned size) {
+  switch (size) {
+    case 1: return p[0];
+    case 2: { uint16_t v; std::memcpy(&v, p, 2); return v; }
+    case 4: { uint32_t v; std::memcpy(&v, p, 4); return v; }
+    case 8: { uint64_t v; std::memcpy(&v, p, 8); return v; }
+    default: return 0;
+  }
+}
+
+inline int64_t sign_extend(uint64_t value, unsigned size) {
+  switch (size) {
+    case 1: return static_cast<int8_t>(value);
+    case 2: return static_cast<int16_t>(value);
+    case 4: return static_cast<int32_t>(value);
+    default: return static_cast<int64_t>(value);
+  }
+}
+
+// Index of an EVEX map (mmm field) in tables::kEvex, or -1 when reserved.
+constexpr int evex_map_index(unsigned mmm) {
+  switch (mmm) {
+    case 1: return 0;
+    case 2: return 1;
+    case 3: return 2;
+    case 5: return 3;
+    case 6: return 4;
+    default: return -1;
+  }
+}
+
+class Decoder {
+ public:
+  Decoder(std::span<const uint8_t> bytes, const DecoderConfig& config, X86Insn& out)
+      : p_(bytes.data()),
+        avail_(bytes.size() < kMaxLength ? static_cast<unsigned>(bytes.size()) : kMaxLength),
+        is64_(config.mode == Mode::Long64),
+        amd_(config.vendor == Vendor::Amd),
+        out_(out) {}
+
+  DecodeStatus run(uint64_t address);
+
+ private:
+  // Makes sure n more bytes from position i_ exist.
+  bool need(unsigned n) {
+    if (i_ + n <= avail_) return true;
+    status_ = i_ + n > kMaxLength ? DecodeStatus::TooLong : DecodeStatus::Truncated;
+    out_.length = static_cast<uint8_t>(avail_);
+    return false;
+  }
+  DecodeStatus invalid() {
+    out_.length = static_cast<uint8_t>(i_ < avail_ ? i_ + 1 : avail_);
+    return DecodeStatus::Invalid;
+  }
+  unsigned column() const {
+    // SDM vol. 2 2.1.2 / 3.1.1.2: F2/F3 take precedence over 66 as the mandatory prefix;
+    // between F2 and F3 the last one counts, as the processor does.
+    if (last_rep_ != 0) return last_rep_ == 0xf3 ? 2 : 3;
+    return out_.prefixes.operand_size ? 1 : 0;
+  }
+  bool operand_size_16() const { return out_.prefixes.operand_size && (out_.rex & 0x08) == 0 && !vex_w_for_size_; }
+  DecodeStatus decode_modrm_and_rest(Entry entry);
+  bool decode_memory_operand();
+  DecodeStatus decode_vex(bool three_byte);
+  DecodeStatus decode_evex();
+  DecodeStatus decode_xop();
+  DecodeStatus decode_3dnow();
+
+  const uint8_t* p_;
+  unsigned avail_;
+  bool is64_;
+  bool amd_;
+  X86Insn& out_;
+  unsigned i_ = 0;
+  uint8_t last_rep_ = 0;
+  bool vex_w_for_size_ = false;
+  DecodeStatus status_ = DecodeStatus::Ok;
+};
+
+DecodeStatus Decoder::run(uint64_t address) {
+  out_ = X86Insn{};
+  out_.address = address;
+  out_.mode = is64_ ? Mode::Long64 : Mode::Protected32;
+  Prefixes& pf = out_.prefixes;
+
+  // Legacy prefixes and REX. A REX prefix followed by a legacy prefix is ignored (SDM vol. 2
+  // 2.2.1: REX must immediately precede the opcode or the escape byte).
+  uint8_t b;
+  for (;;) {
+    if (!need(1)) return status_;
+    b = p_[i_];
+    const uint8_t cls = kPrefixClasses.c[b];
+    if (cls == kNotPrefix) break;
+    if (cls == kRex) {
+      if (!is64_) break;  // inc/dec in 32-bit mode
+      out_.rex = b;
+      ++i_;
+      continue;
+    }
+    out_.rex = 0;
+    ++pf.count;
+    switch (cls) {
+      case kSegment: pf.segment = b; break;
+      case kOpSize: pf.operand_size = true; break;
+      case kAddrSize: pf.address_size = true; break;
+      case kLock: pf.lock = true; break;
+      case kRepne: pf.repne = true; last_rep_ = b; break;
+      case kRep: pf.rep = true; last_rep_ = b; break;
+      default: break;
+    }
+    ++i_;
+  }
+  // "last of F2/F3 wins": report only that one.
+  if (last_rep_ == 0xf2) pf.rep = false;
+  if (last_rep_ == 0xf3) pf.repne = false;
+
+  Entry entry = tables::kPrimary[b];
+  if (entry.kind == tables::kKindOp && b != 0x62 && b != 0xc4 && b != 0xc5) {
+    out_.opcode = b;
+    out_.opcode_offset = static_cast<uint8_t>(i_);
+    ++i_;
+    return decode_modrm_and_rest(entry);
+  }
+
+  switch (b) {
+    case 0x0f: {
+      ++i_;
+      if (!need(1)) return status_;
+      const uint8_t b2 = p_[i_];
+      if (b2 == 0x38 || b2 == 0x3a) {
+        ++i_;
+        if (!need(1)) return status_;
+        out_.map = b2 == 0x38 ? OpcodeMap::Map0F38 : OpcodeMap::Map0F3A;
+        out_.opcode = p_[i_];
+        out_.opcode_offset = static_cast<uint8_t>(i_);
+        ++i_;
+        const Entry* table = b2 == 0x38 ? tables::kMap0F38 : tables::kMap0F3A;
+        return decode_modrm_and_rest(table[column() * 256 + out_.opcode]);
+      }
+      if (b2 == 0x0f) return decode_3dnow();
+      out_.map = OpcodeMap::Map0F;
+      out_.opcode = b2;
+      out_.opcode_offset = static_cast<uint8_t>(i_);
+      ++i_;
+      return decode_modrm_and_rest(tables::kMap0F[column() * 256 + b2]);
+    }
+    case 0xc4:
+    case 0xc5:
+    case 0x62: {
+      // In 32-bit mode these are LES/LDS/BOUND unless the next byte has mod == 11, which those
+      // cannot encode (SDM vol. 2 2.3.5 / 2.7.1); in 64-bit mode they are always VEX/EVEX.
+      if (!is64_) {
+        ++i_;
+        if (!need(1)) return status_;
+        const bool escape = (p_[i_] & 0xc0) == 0xc0;
+        --i_;
+        if (!escape) break;
+      }
+      if (b == 0x62) return decode_evex();
+      return decode_vex(b == 0xc4);
+    }
+    case 0x8f: {
+      // XOP when the map field (low 5 bits of the next byte) is >= 8; POP Ev needs reg == 0,
+      // which keeps those bits below 8 (APM vol. 3 1.8).
+      ++i_;
+      if (!need(1)) return status_;
+      const bool xop = (p_[i_] & 0x1f) >= 8;
+      --i_;
+      if (xop) return decode_xop();
+      break;
+    }
+    default:
+      break;
+  }
+  out_.opcode = b;
+  out_.opcode_offset = static_cast<uint8_t>(i_);
+  ++i_;
+  return decode_modrm_and_rest(entry);
+}
+
+bool Decoder::decode_memory_operand() {
+  const uint8_t modrm = out_.modrm;
+  const unsigned mod = modrm >> 6;
+  const unsigned rm = modrm & 7;
+  unsigned disp_size = 0;
+  // 16-bit addressing only in 32-bit mode with 67; in 64-bit mode 67 selects 32-bit.
+  if (!is64_ && out_.prefixes.address_size) {
+    disp_size = mod == 1 ? 1 : mod == 2 ? 2 : (rm == 6 ? 2 : 0);
+  } else {
+    if (rm == 4) {
+      if (!need(1)) return false;
+      out_.has_sib = true;
+      out_.sib = p_[i_++];
+      if (mod == 0 && (out_.sib & 7) == 5) disp_size = 4;
+    } else if (mod == 0 && rm == 5) {
+      disp_size = 4;
+      out_.rip_relative = is64_;
+    }
+    if (mod == 1) disp_size = 1;
+    if (mod == 2) disp_size = 4;
+  }
+  if (disp_size != 0) {
+    if (!need(disp_size)) return false;
+    out_.disp_offset = static_cast<uint8_t>(i_);
+    out_.disp_size = static_cast<uint8_t>(disp_size);
+    out_.disp = sign_extend(load_le(p_ + i_, disp_size), disp_size);
+    i_ += disp_size;
+  }
+  return true;
+}
+
+DecodeStatus Decoder::decode_modrm_and_rest(Entry entry) {
+  using namespace tables;
+  if (entry.kind == kKindInvalid) return invalid();
+  if (entry.modrm != kModrmNone) {
+    if (!need(1)) return status_;
+    out_.has_modrm = true;
+    out_.modrm_offset = static_cast<uint8_t>(i_);
+    const uint8_t modrm = out_.modrm = p_[i_++];
+    const unsigned mod = modrm >> 6;
+    if (entry.kind == kKindGroup) {
+      entry = kGroups16[entry.aux][(mod == 3 ? 8 : 0) + ((modrm >> 3) & 7)];
+    } else if (entry.kind == kKindGroupExact) {
+      entry = kGroups72[entry.aux][mod == 3 ? 8 + (modrm & 63) : (modrm >> 3) & 7];
+    }
+    if (entry.kind != kKindOp) {
+      --i_;
+      return invalid();
+    }
+    if ((entry.modrm == kModrmMem && mod == 3) || (entry.modrm == kModrmReg && mod != 3)) {
+      --i_;
+      return invalid();
+    }
+    if (mod != 3 && entry.modrm != kModrmRegAlways && !decode_memory_operand()) return status_;
+  } else if (entry.kind != kKindOp) {
+    return invalid();
+  }
+  if ((entry.mode & (is64_ ? kInvalidIn64 : kInvalidIn32)) != 0) return invalid();
+  // LOCK is #UD unless the instruction allows it and has a memory destination (SDM vol. 2, LOCK).
+  if (out_.prefixes.lock && ((entry.aux & kAttrLockable) == 0 || !out_.has_modrm || out_.modrm_mod() == 3))
+    return invalid();
+
+  unsigned imm_size = 0, imm2_size = 0;
+  bool relative = false, sign = true;
+  bool branch16 = false;
+  switch (entry.imm) {
+    case kImmNone: break;
+    case kImmIb: imm_size = 1; break;
+    case kImmIw: imm_size = 2; sign = false; break;
+    case kImmId: imm_size = 4; break;
+    case kImmIz: imm_size = operand_size_16() ? 2 : 4; break;
+    case kImmIv: imm_size = (out_.rex & 0x08) ? 8 : operand_size_16() ? 2 : 4; break;
+    case kImmIwIb: imm_size = 2; imm2_size = 1; sign = false; break;
+    case kImmIbIb: imm_size = 1; imm2_size = 1; sign = false; break;
+    case kImmAp: imm_size = operand_size_16() ? 2 : 4; imm2_size = 2; sign = false; break;
+    case kImmOv: {
+      // moffs: an absolute address sized by the address size, kept in the disp fields.
+      const unsigned size = is64_ ? (out_.prefixes.address_size ? 4 : 8) : (out_.prefixes.address_size ? 2 : 4);
+      if (!need(size)) return status_;
+      out_.disp_offset = static_cast<uint8_t>(i_);
+      out_.disp_size = static_cast<uint8_t>(size);
+      out_.disp = static_cast<int64_t>(load_le(p_ + i_, size));
+      i_ += size;
+      break;
+    }
+    case kImmJb:
+    case kImmJz: {
+      relative = true;
+      // A 66 prefix makes a near branch 16-bit (IP truncated). In 64-bit mode Intel ignores
+      // it (SDM vol. 2 Jcc/JMP/CALL: "operand size forced to 64 bits"), AMD honours it (APM
+      // vol. 3 1.2.5, near branches: "can be overridden to 16 bits"). REX.W keeps 64.
+      if (is64_)
+        branch16 = amd_ && out_.prefixes.operand_size && (out_.rex & 0x08) == 0;
+      else
+        branch16 = out_.prefixes.operand_size;
+      imm_size = entry.imm == kImmJb ? 1 : (branch16 ? 2 : 4);
+      break;
+    }
+    default: break;
+  }
+  if (imm_size != 0) {
+    if (!need(imm_size + imm2_size)) return status_;
+    out_.imm_offset = static_cast<uint8_t>(i_);
+    out_.imm_size = static_cast<uint8_t>(imm_size);
+    const uint64_t raw = load_le(p_ + i_, imm_size);
+    out_.imm = sign ? sign_extend(raw, imm_size) : static_cast<int64_t>(raw);
+    i_ += imm_size;
+    if (imm2_size != 0) {
+      out_.imm2_offset = static_cast<uint8_t>(i_);
+      out_.imm2_size = static_cast<uint8_t>(imm2_size);
+      out_.imm2 = load_le(p_ + i_, imm2_size);
+      i_ += imm2_size;
+    }
+  }
+
+  out_.length = static_cast<uint8_t>(i_);
+  const auto flow = static_cast<FlowKind>(entry.flow);
+  out_.flow = flow;
+  uint32_t attributes = entry.aux & ~static_cast<uint32_t>(kAttrLockable | kAttrMandatoryPrefix);
+  const Prefixes& pf = out_.prefixes;
+  if ((entry.aux & kAttrMandatoryPrefix) != 0) {
+    out_.prefixes.mandatory = last_rep_ != 0 ? last_rep_ : 0x66;
+  } else if (pf.rep || pf.repne) {
+    attributes |= attr::kRepPrefix;
+  }
+  if (pf.lock) attributes |= attr::kLockPrefix;
+  if (pf.segment != 0) {
+    attributes |= attr::kSegmentOverride;
+    if (pf.segment == 0x64 || pf.segment == 0x65) attributes |= attr::kUsesFsGs;
+  }
+  if (pf.repne && (flow == FlowKind::Jmp || flow == FlowKind::Jcc || flow == FlowKind::Call ||
+                   flow == FlowKind::Ret || flow == FlowKind::IndirectJmp || flow == FlowKind::IndirectCall))
+    attributes |= attr::kBndPrefix;
+  out_.attributes = attributes;
+  if (relative) {
+    out_.has_rel_target = true;
+    uint64_t target = out_.address + out_.length + static_cast<uint64_t>(out_.imm);
+    if (branch16)
+      target &= 0xffff;
+    else if (!is64_)
+      target &= 0xffffffff;
+    out_.rel_target = target;
+  }
+  return DecodeStatus::Ok;
+}
+
+// VEX (SDM vol. 2 2.3.5): C5 [R vvvv L pp] or C4 [R X B mmmmm] [W vvvv L pp].
+DecodeStatus Decoder::decode_vex(bool three_byte) {
+  // 66, F2, F3, LOCK or REX before VEX is #UD (SDM vol. 2 2.3.2).
+  if (out_.prefixes.operand_size || last_rep_ != 0 || out_.prefixes.lock || out_.rex != 0) return invalid();
+  out_.encoding = Encoding::Vex;
+  const unsigned size = three_byte ? 3 : 2;
+  if (!need(size + 1)) return status_;
+  unsigned map;
+  uint8_t last;
+  if (three_byte) {
+    map = p_[i_ + 1] & 0x1f;
+    last = p_[i_ + 2];
+    out_.vex_w = (last & 0x80) != 0;
+  } else {
+    map = 1;
+    last = p_[i_ + 1];
+  }
+  out_.vex_vvvv = static_cast<uint8_t>((~last >> 3) & 0x0f);
+  out_.vex_l = (last >> 2) & 1;
+  out_.vex_pp = last & 3;
+  i_ += size;
+  if (map < 1 || map > 3) return invalid();
+  out_.map = static_cast<OpcodeMap>(static_cast<unsigned>(OpcodeMap::Primary) + map);
+  out_.opcode = p_[i_];
+  out_.opcode_offset = static_cast<uint8_t>(i_);
+  ++i_;
+  return decode_modrm_and_rest(tables::kVex[((map - 1) * 4 + out_.vex_pp) * 256 + out_.opcode]);
+}
+
+// EVEX (SDM vol. 2 2.7.1): 62 [R X B R' 0 mmm] [W vvvv 1 pp] [z L'L b V' aaa].
+DecodeStatus Decoder::decode_evex() {
+  if (out_.prefixes.operand_size || last_rep_ != 0 || out_.prefixes.lock || out_.rex != 0) return invalid();
+  out_.encoding = Encoding::Evex;
+  if (!need(5)) return status_;
+  const uint8_t p0 = p_[i_ + 1], p1 = p_[i_ + 2], p2 = p_[i_ + 3];
+  out_.vex_w = (p1 & 0x80) != 0;
+  out_.vex_vvvv = static_cast<uint8_t>(((~p1 >> 3) & 0x0f) | ((p2 & 0x08) ? 0 : 0x10));
+  out_.vex_pp = p1 & 3;
+  out_.vex_l = (p2 >> 5) & 3;
+  out_.evex_b = (p2 & 0x10) != 0;
+  out_.evex_z = (p2 & 0x80) != 0;
+  out_.evex_aaa = p2 & 7;
+  i_ += 4;
+  const int map_index = evex_map_index(p0 & 7);
+  if ((p0 & 0x08) != 0 || (p1 & 0x04) == 0 || map_index < 0) return invalid();
+  static constexpr OpcodeMap kMaps[] = {OpcodeMap::Map0F, OpcodeMap::Map0F38, OpcodeMap::Map0F3A, OpcodeMap::Evex5,
+                                        OpcodeMap::Evex6};
+  out_.map = kMaps[map_index];
+  out_.opcode = p_[i_];
+  out_.opcode_offset = static_cast<uint8_t>(i_);
+  ++i_;
+  const DecodeStatus status =
+      decode_modrm_and_rest(tables::kEvex[(static_cast<unsigned>(map_index) * 4 + out_.vex_pp) * 256 + out_.opcode]);
+  // L'L = 11 is reserved, except as rounding control in a register form with EVEX.b (SDM 2.7.10).
+  if (status == DecodeStatus::Ok && out_.vex_l == 3 && !(out_.evex_b && out_.modrm_mod() == 3)) {
+    i_ = out_.opcode_offset;
+    return invalid();
+  }
+  return status;
+}
+
+// XOP (APM vol. 3 1.8): 8F [R X B mmmmm] [W vvvv L pp], maps 8, 9 and A.
+DecodeStatus Decoder::decode_xop() {
+  if (out_.prefixes.operand_size || last_rep_ != 0 || out_.prefixes.lock || out_.rex != 0) return invalid();
+  out_.encoding = Encoding::Xop;
+  if (!need(4)) return status_;
+  const unsigned map = p_[i_ + 1] & 0x1f;
+  const uint8_t last = p_[i_ + 2];
+  out_.vex_w = (last & 0x80) != 0;
+  out_.vex_vvvv = static_cast<uint8_t>((~last >> 3) & 0x0f);
+  out_.vex_l = (last >> 2) & 1;
+  out_.vex_pp = last & 3;
+  i_ += 3;
+  if (map > 0x0a) return invalid();
+  out_.map = static_cast<OpcodeMap>(static_cast<unsigned>(OpcodeMap::Xop8) + (map - 8));
+  out_.opcode = p_[i_];
+  out_.opcode_offset = static_cast<uint8_t>(i_);
+  ++i_;
+  return decode_modrm_and_rest(tables::kXop[((map - 8) * 4 + out_.vex_pp) * 256 + out_.opcode]);
+}
+
+// 3DNow! (APM vol. 3 appendix A.3.3): 0F 0F ModRM [SIB] [disp] opcode-suffix.
+DecodeStatus Decoder::decode_3dnow() {
+  ++i_;  // the second 0F
+  out_.encoding = Encoding::ThreeDNow;
+  out_.map = OpcodeMap::Map3DNow;
+  if (!need(1)) return status_;
+  out_.has_modrm = true;
+  out_.modrm_offset = static_cast<uint8_t>(i_);
+  out_.modrm = p_[i_++];
+  if (out_.modrm_mod() != 3 && !decode_memory_operand()) return status_;
+  if (!need(1)) return status_;
+  out_.opcode = p_[i_];
+  out_.opcode_offset = static_cast<uint8_t>(i_);
+  if (tables::k3DNow[out_.opcode].kind != tables::kKindOp || out_.prefixes.lock) return invalid();
+  ++i_;
+  out_.length = static_cast<uint8_t>(i_);
+  out_.attributes = attr::kFpuOrSimd;
+  return DecodeStatus::Ok;
+}
+
+}  // namespace
+
+DecodeStatus decode(std::span<const uint8_t> bytes, uint64_t address, const DecoderConfig& config, X86Insn& out) {
+  Decoder decoder(bytes, config, out);
+  return decoder.run(address);
+}
+
+}  // namespace xprobe::insn::x86
