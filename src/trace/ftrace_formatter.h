@@ -1,0 +1,39 @@
+#pragma once
+// The ftrace `trace` file's text format, as the running kernel (6.x) prints it:
+//
+//   # tracer: nop
+//   #
+//   # entries-in-buffer/entries-written: 3/3   #P:2
+//   #
+//   #                                _-----=> irqs-off/BH-disabled
+//   ...
+//   #           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION
+//   #              | |         |   |||||     |         |
+//                  t-9559    [001] .....   441.094151: xpt: (0x55ef9f203149) a=5 s="x"
+//                  t-9559    [001] .....   441.094192: xptr: (0x55ef9f2031a3 <- 0x55ef9f203149) rv=0x18
+//
+// With irq_info off (the kernel's options/irq-info = 0) the flags column and its legend go.
+// The flags column is "....." because user space has no interrupt state to report.
+#include <cstdint>
+#include <string>
+
+#include "trace/event_record.h"
+#include "trace/value_format.h"
+
+namespace xprobe::trace {
+
+struct FtraceOptions {
+  bool irq_info = true;  // the kernel's default
+};
+
+std::string ftrace_header(uint64_t entries_in_buffer, uint64_t entries_written, unsigned cpus,
+                          const FtraceOptions& options = {});
+
+// One line, '\n' included. Unknown probe ids print as "probe<N>".
+std::string format_ftrace_event(const EventRecord& record, const EventCatalog& catalog,
+                                const Symbolizer& symbolizer = {}, const FtraceOptions& options = {});
+
+// "%5lu.%06lu" of a nanosecond timestamp rounded to the microsecond, as the kernel does.
+std::string format_timestamp(uint64_t timestamp_ns);
+
+}  // namespace xprobe::trace

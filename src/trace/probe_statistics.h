@@ -1,0 +1,43 @@
+#pragma once
+// Per-probe hit and miss counters, bumped on the hit path without locks, and the two ways of
+// printing them at exit:
+//   - the kernel's uprobe_profile line ("  %s %-44s %15lu"), with the misses column that
+//     kprobe_profile has appended ("  PATH EVENT HITS MISSES");
+//   - a --summary table, which also states how many events were dropped, so that no event
+//     is ever lost silently.
+// A miss is a hit whose event could not be recorded (arguments not fetched, buffer full).
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <string>
+
+#include "trace/event_record.h"
+
+namespace xprobe::trace {
+
+struct ProbeCounters {
+  std::atomic<uint64_t> hits{0};
+  std::atomic<uint64_t> misses{0};
+  void hit() { hits.fetch_add(1, std::memory_order_relaxed); }
+  void miss() { misses.fetch_add(1, std::memory_order_relaxed); }
+};
+
+class ProbeStatistics {
+ public:
+  // Counters live as long as the statistics; references stay valid as probes are added.
+  ProbeCounters& counters(uint32_t probe_id);
+  const ProbeCounters* find(uint32_t probe_id) const;
+  void add_dropped(uint64_t count) { dropped_.fetch_add(count, std::memory_order_relaxed); }
+  uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+
+ private:
+  std::deque<ProbeCounters> counters_;
+  std::atomic<uint64_t> dropped_{0};
+};
+
+// One line per probe in the catalog, uprobe_profile style.
+std::string format_profile(const EventCatalog& catalog, const ProbeStatistics& statistics);
+// A table with a header, one row per probe, totals, and the dropped-event count if any.
+std::string format_summary(const EventCatalog& catalog, const ProbeStatistics& statistics);
+
+}  // namespace xprobe::trace
