@@ -128,12 +128,15 @@ void decode_atomic(Arm64Insn& insn) {
   const bool o3 = bit(w, 15), acquire = bit(w, 23), release = bit(w, 22);
   const uint32_t opc = field(w, 14, 12), size = field(w, 31, 30);
   if (!o3 || opc == 0b000) return;  // LDADD...LDUMIN, SWP
-  if (opc == 0b100) {               // LDAPR
-    unallocated_unless(insn, acquire && !release);
+  const bool rs_all_ones = field(w, 20, 16) == 0b11111;
+  if (opc == 0b100) {  // LDAPR (Rs should be 11111: other values are refused, as binutils does)
+    unallocated_unless(insn, acquire && !release && rs_all_ones);
     return;
   }
   // ST64B (001), ST64BV0 (010), ST64BV (011), LD64B (101)
-  const bool ls64 = size == 0b11 && !acquire && !release && (opc == 0b001 || opc == 0b010 || opc == 0b011 || opc == 0b101);
+  const bool no_status = opc == 0b001 || opc == 0b101;  // ST64B, LD64B take no Rs
+  const bool ls64 = size == 0b11 && !acquire && !release && (opc == 0b001 || opc == 0b010 || opc == 0b011 || opc == 0b101) &&
+                    (!no_status || rs_all_ones);
   unallocated_unless(insn, ls64);
 }
 

@@ -57,7 +57,7 @@ void decode_scalar_fp(Arm64Insn& insn) {
   } else if (m_or_s) {
     allocated = false;
   } else if (field(w, 14, 10) == 0b10000) {
-    allocated = !bit(w, 15) && fp_one_source(w);
+    allocated = fp_one_source(w);
   } else if (field(w, 13, 10) == 0b1000) {  // FCMP, FCMPE
     allocated = ftype != 0b10 && field(w, 15, 14) == 0 && field(w, 2, 0) == 0;
   } else if (field(w, 12, 10) == 0b100) {  // FMOV (scalar, immediate)
