@@ -115,10 +115,10 @@ void BM_Capstone(benchmark::State& state) {
   cs_close(&handle);
 }
 
-BENCHMARK(BM_Xprobe)->Unit(benchmark::kMillisecond)->MinTime(1.0);
-BENCHMARK(BM_Zydis)->Unit(benchmark::kMillisecond)->MinTime(1.0);
-BENCHMARK(BM_ZydisMinimal)->Unit(benchmark::kMillisecond)->MinTime(1.0);
-BENCHMARK(BM_Capstone)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK(BM_Xprobe)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Zydis)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ZydisMinimal)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Capstone)->Unit(benchmark::kMillisecond);
 
 // Keeps each benchmark's instructions per second for the ratios; prints like the console
 // reporter unless only the table is wanted.

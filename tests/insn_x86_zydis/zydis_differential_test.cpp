@@ -14,7 +14,7 @@ using insn::x86::Mode;
 using insn::x86::Vendor;
 
 constexpr uint64_t kSeed = 20260101;
-constexpr uint64_t kCasesPerMode = 150000;
+constexpr uint64_t kCasesPerMode = 400000;
 
 void run_mode(Mode mode) {
   auto pool = load_libc_instructions(mode);
