@@ -118,9 +118,10 @@ uint64_t parse_prefix_unsigned(std::string_view text, size_t& consumed) {
   return value;
 }
 
-// Like the kernel's kstrtoull(s, 0): the whole text, 0x hex, leading 0 octal, else decimal.
-std::optional<uint64_t> parse_unsigned(std::string_view text) {
-  if (!text.empty() && text[0] == '+') text.remove_prefix(1);
+// Like the kernel's kstrtoull(s, 0): the whole text, 0x hex, leading 0 octal, else decimal;
+// one leading '+' is allowed only where the kernel's public kstrtoull allows it.
+std::optional<uint64_t> parse_unsigned(std::string_view text, bool allow_plus = true) {
+  if (allow_plus && !text.empty() && text[0] == '+') text.remove_prefix(1);
   if (text.empty()) return std::nullopt;
   unsigned base = 10;
   if (text.size() >= 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
@@ -140,14 +141,10 @@ std::optional<uint64_t> parse_unsigned(std::string_view text) {
   return value;
 }
 
-// Like the kernel's kstrtoll(s, 0).
+// Like the kernel's kstrtoll(s, 0): "-N", "+N" or "N"; no sign after a '-'.
 std::optional<int64_t> parse_signed(std::string_view text) {
-  bool negative = false;
-  if (!text.empty() && text[0] == '-') {
-    negative = true;
-    text.remove_prefix(1);
-  }
-  const auto magnitude = parse_unsigned(text);
+  const bool negative = !text.empty() && text[0] == '-';
+  const auto magnitude = negative ? parse_unsigned(text.substr(1), false) : parse_unsigned(text);
   if (!magnitude) return std::nullopt;
   if (negative) {
     if (*magnitude > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) + 1) return std::nullopt;
@@ -337,11 +334,8 @@ class DefinitionParser {
     std::string_view symbol = rest.substr(0, sign);
     if (symbol.empty()) return fail(rest_column, msg::kBadProbeAddr);
     if (sign != std::string_view::npos) {
-      const std::string_view offset_text = rest.substr(sign);
-      const auto offset = parse_signed(offset_text[0] == '+' ? offset_text.substr(1) : offset_text);
-      if (!offset || offset_text.size() < 2 || offset_text[1] == '+' || offset_text[1] == '-') {
-        return fail(rest_column + sign, msg::kBadProbeAddr);
-      }
+      const auto offset = parse_signed(rest.substr(sign));
+      if (!offset) return fail(rest_column + sign, msg::kBadProbeAddr);
       place.offset = *offset;
     }
     place.symbol = std::string(symbol);
@@ -423,7 +417,9 @@ class DefinitionParser {
     if (argument.type.is_string()) {
       const bool direct = !memory && (source == FetchSource::Kind::Immediate || source == FetchSource::Kind::Comm ||
                                       source == FetchSource::Kind::ImmediateString);
-      if (!(memory || direct) || (argument.type.is_array() && !memory)) return fail(type_column, msg::kBadString);
+      // string[N] reads N char* at the address: a dereference or an immediate address.
+      const bool array_ok = memory || source == FetchSource::Kind::Immediate;
+      if (!(memory || direct) || (argument.type.is_array() && !array_ok)) return fail(type_column, msg::kBadString);
     } else if (argument.type.kind == TypeKind::SymStr &&
                (source == FetchSource::Kind::Comm || source == FetchSource::Kind::ImmediateString)) {
       return fail(type_column, msg::kBadSymString);
@@ -503,9 +499,11 @@ class DefinitionParser {
       const size_t open = text.find('(');
       if (open == std::string_view::npos) return fail(column, msg::kDerefNeedBrace);
       const std::string_view number = text.substr(digits_start, open - digits_start);
-      const auto magnitude = (number.empty() || number[0] == '+' || number[0] == '-') ? std::nullopt : parse_signed(number);
-      if (!magnitude) return fail(column, msg::kBadDerefOffs);
-      deref.offset = text[0] == '-' ? -*magnitude : *magnitude;
+      // As the kernel: '+' is skipped and the rest is a kstrtol number (so "+-8" is -8);
+      // '-' stays part of the number (so "-+8" is refused).
+      const auto offset = text[0] == '+' ? parse_signed(number) : parse_signed("-" + std::string(number));
+      if (!offset) return fail(column, msg::kBadDerefOffs);
+      deref.offset = *offset;
       const size_t close = text.rfind(')');
       const size_t inner_column = column + open + 1;
       if (close == std::string_view::npos || close < open) return fail(column + text.size(), msg::kDerefOpenBrace);
@@ -547,9 +545,7 @@ class DefinitionParser {
           value = parse_unsigned(number);
         } else if (!number.empty() && (number[0] == '-' || number[0] == '+')) {
           const auto signed_value = parse_signed(number[0] == '+' ? number.substr(1) : number);
-          if (signed_value && !(number[0] == '+' && number.size() > 1 && number[1] == '-')) {
-            value = static_cast<uint64_t>(*signed_value);
-          }
+          if (signed_value) value = static_cast<uint64_t>(*signed_value);
         }
         if (!value) return fail(column + 1, msg::kBadImm);
         source.kind = FetchSource::Kind::Immediate;
@@ -623,7 +619,7 @@ class DefinitionParser {
       source.value = *address;
     } else if (!rest.empty() && rest[0] == '+') {
       const auto offset = parse_signed(rest.substr(1));
-      if (!offset || rest.size() < 2 || rest[1] == '+' || rest[1] == '-') return fail(column, msg::kBadFileOffs);
+      if (!offset) return fail(column, msg::kBadFileOffs);
       source.kind = FetchSource::Kind::FileOffsetAddress;
       source.value = static_cast<uint64_t>(*offset);
     } else {
@@ -632,11 +628,8 @@ class DefinitionParser {
       if (symbol.empty()) return fail(column, msg::kBadMemAddr);
       int64_t offset = 0;
       if (sign != std::string_view::npos) {
-        const std::string_view offset_text = rest.substr(sign);
-        const auto parsed = parse_signed(offset_text[0] == '+' ? offset_text.substr(1) : offset_text);
-        if (!parsed || offset_text.size() < 2 || offset_text[1] == '+' || offset_text[1] == '-') {
-          return fail(column, msg::kBadMemAddr);
-        }
+        const auto parsed = parse_signed(rest.substr(sign));
+        if (!parsed) return fail(column, msg::kBadMemAddr);
         offset = *parsed;
       }
       source.kind = FetchSource::Kind::SymbolAddress;

@@ -422,7 +422,14 @@ TEST(ParseArgumentErrors, XprobeOwnCases) {
   expect_error("p foo x=@sym+", "Invalid memory address", 8);
   expect_error("p foo x=%ip:symstr[2]", "String accepts only memory argument", 12);
   expect_error("p foo x=$comm:symstr", "$comm and immediate-string only accepts string type", 14);
-  expect_error("p foo x=\\1:string[2]", "String accepts only memory argument", 11);
+  expect_error("p foo x=\\1:x8[2]", "String accepts only memory argument", 11);
+  expect_error("p foo x=-+8(%ax)", "Invalid dereference offset", 8);
+  expect_error("p foo x=--8(%ax)", "Invalid dereference offset", 8);
+  expect_error("p foo x=+08(%ax)", "Invalid dereference offset", 8);
+  expect_error("p foo x=\\+-+8", "Invalid immediate value", 9);
+  expect_error("p foo+-8", "Invalid probed address or symbol", 5);
+  expect_error("p /tmp/xp/t:0x1149%return%return", "Invalid probed address suffix", 18);
+  expect_error("p /tmp/xp/t:0x", "Invalid uprobe offset", 12);
   std::string too_deep = "%sp";
   for (unsigned i = 0; i <= kMaxDereferenceDepth; ++i) too_deep = "+0(" + too_deep + ")";
   // 257 levels: the 257th '+' is at column 6 + 256 * 3.
@@ -431,6 +438,19 @@ TEST(ParseArgumentErrors, XprobeOwnCases) {
   for (unsigned i = 0; i < kMaxArguments; ++i) many += " %ax";
   EXPECT_TRUE(parse_definition(many).ok());
   expect_error(many + " %bx", "Too many arguments are specified", many.size() + 1);
+}
+
+TEST(ParseArguments, SignsAsTheKernelsKstrtolReadsThem) {
+  EXPECT_EQ(only_argument(parse_ok("p foo +-8(%ax)")).expression.derefs[0].offset, -8);
+  EXPECT_EQ(only_argument(parse_ok("p foo ++8(%ax)")).expression.derefs[0].offset, 8);
+  EXPECT_EQ(only_argument(parse_ok("p foo +0x8(%ax)")).expression.derefs[0].offset, 8);
+  EXPECT_EQ(only_argument(parse_ok("p foo \\++8")).expression.source.value, 8u);
+  EXPECT_EQ(only_argument(parse_ok("p foo \\+-8")).expression.source.value, ~uint64_t{7});
+  EXPECT_EQ(only_argument(parse_ok("p foo \\010")).expression.source.value, 8u);  // octal
+  EXPECT_EQ(parse_ok("p /tmp/xp/t:01111").place.address, 0x249u);
+  EXPECT_EQ(parse_ok("p /tmp/xp/t:01111").event, "p_t_0x249");  // kernel
+  const auto string_array = only_argument(parse_ok("p foo \\1:string[2]"));
+  EXPECT_EQ(string_array.type.array_count, 2u);
 }
 
 TEST(ParseArguments, ArgumentsAreAllowedOnReturnProbes) {

@@ -108,6 +108,13 @@ TEST(KernelConformance, SameVerdictsAsTheRunningKernel) {
       "p:xprobe_conf/ev " + binary + ":0x0x", "p:xprobe_conf/ev " + binary + ":0x0%foo",
       "p:xprobe_conf/ev " + binary + ":0x0(0x10", "p:/ev " + binary + ":0x0", "p:1g/ev " + binary + ":0x0",
       "p:xprobe_conf/1e " + binary + ":0x0",
+      p + "x=+-8(%ax) y=++8(%ax) \\++8 \\+-8 \\010 z=\\1:string[2] w=@0x10:x8[2] q=\\\"\"",
+      p + "x=-+8(%ax)", p + "x=--8(%ax)", p + "x=+08(%ax)", p + "x=\\1:x8[2]", p + "x=%ip:x8[2]",
+      p + "x=+0(%ax):string[0]", p + "x=+0(%ax):char[a", p + "x=\\\"a\":string[1]", p + "x=\\\"",
+      p + std::string(32, 'a') + "=%ax", p + std::string(33, 'a') + "=%ax", p + "__probe_ip=%ax",
+      "p:xprobe_conf/ev " + binary + ":0x0(zz)", "p:xprobe_conf/ev " + binary + ":0x0()",
+      "p:xprobe_conf/ev " + binary + ":0x0%return%return", "p:xprobe_conf/ev " + binary + ":0x",
+      "p:xprobe_conf/ev " + binary + ":00",
   };
   for (const std::string& definition : cases) {
     const auto ours = parse_definition(definition);
