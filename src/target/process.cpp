@@ -436,7 +436,10 @@ Result<std::optional<StopEvent>> Process::next_event() {
     RawWait raw = **waited;
     if (!owns(raw.tid)) {
       stash_status(raw.tid, raw.status);
-      continue;
+      StopEvent foreign;
+      foreign.kind = StopKind::Foreign;
+      foreign.tid = raw.tid;
+      return std::optional<StopEvent>(foreign);
     }
     auto event = classify(raw.tid, raw.status);
     if (!event) return event.error();
@@ -457,12 +460,12 @@ Status Process::resume(pid_t tid, int signal) {
   return {};
 }
 
-Status Process::resume_all() {
+Status Process::resume_all(pid_t except) {
   std::set<pid_t> with_events;
   for (const StopEvent& event : pending_) with_events.insert(event.tid);
   std::vector<pid_t> to_resume;
   for (const auto& [tid, state] : threads_) {
-    if (state == ThreadState::Stopped && !with_events.count(tid)) to_resume.push_back(tid);
+    if (state == ThreadState::Stopped && !with_events.count(tid) && tid != except) to_resume.push_back(tid);
   }
   for (pid_t tid : to_resume) {
     if (auto resumed = resume(tid); !resumed) return resumed;

@@ -37,6 +37,9 @@ enum class StopKind {
   ThreadExited, // a thread other than the last one is gone (nothing to resume)
   Exited,       // the whole process exited with `exit_status` (nothing to resume)
   Killed,       // the whole process was killed by `signal` (nothing to resume)
+  Foreign,      // a tid this Process does not own stopped (a forked or vfork child, a thread
+                // whose clone event is still on its way): its status was kept for its owner
+                // (take_stashed_status / adopt_child); nothing to resume here
 };
 
 struct StopEvent {
@@ -80,14 +83,16 @@ class Process final : public Memory {
   Result<std::optional<StopEvent>> next_event();
 
   Status resume(pid_t tid, int signal = 0);
-  // Resumes every stopped thread that has no event waiting to be reported.
-  Status resume_all();
+  // Resumes every stopped thread that has no event waiting to be reported (but `except`).
+  Status resume_all(pid_t except = 0);
   // Stops every thread (PTRACE_INTERRUPT). Events that arrive instead are kept for next_event().
   Status stop_all();
   // Events already collected (by stop_all) and not yet returned by next_event().
   const std::deque<StopEvent>& pending_events() const { return pending_; }
   // Removes and returns the pending events (the caller takes over handling them).
   std::deque<StopEvent> take_pending_events();
+  // Gives an event back (it is reported again; detach() delivers its signal).
+  void push_pending_event(const StopEvent& event) { pending_.push_back(event); }
 
   // Detaches from every thread; pending signals are delivered on the way out. The caller
   // first removes its breakpoints and fixes up its threads (see the trap engine).

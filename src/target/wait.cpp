@@ -58,6 +58,9 @@ const void* original_signal_mask() { return g_have_original_mask ? &g_original_m
 Result<std::optional<RawWait>> wait_any(std::optional<pid_t> tid) {
   pid_t which = tid ? *tid : -1;
   for (;;) {
+    // A specific tid is waited for inside a protocol step (an injected syscall, an
+    // interrupt); the stop request is honoured by the caller's next general wait.
+    if (!tid && g_stop_requested) return std::optional<RawWait>();
     if (g_stop_signals_depth == 0) {
       int status = 0;
       pid_t got = waitpid(which, &status, __WALL);
@@ -69,9 +72,6 @@ Result<std::optional<RawWait>> wait_any(std::optional<pid_t> tid) {
     pid_t got = waitpid(which, &status, __WALL | WNOHANG);
     if (got > 0) return std::optional<RawWait>(RawWait{got, status});
     if (got < 0 && errno != EINTR) return make_error(fmt::format("waitpid: {}", std::strerror(errno)));
-    // A specific tid is waited for inside a protocol step (an injected syscall, an
-    // interrupt); the stop request is honoured by the caller's next general wait.
-    if (!tid && g_stop_requested) return std::optional<RawWait>();
     sigset_t set = stop_set();
     siginfo_t info;
     timespec timeout{0, 200'000'000};  // a SIGCHLD can coalesce; poll waitpid now and then anyway

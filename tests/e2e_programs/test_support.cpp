@@ -92,9 +92,11 @@ struct ElfFile {
 
 }  // namespace
 
-uint64_t symbol_value(const std::string& elf_path, const std::string& symbol) {
+namespace {
+
+bool find_symbol(const std::string& elf_path, const std::string& symbol, GElf_Sym& found) {
   ElfFile file(elf_path);
-  if (!file.elf) return 0;
+  if (!file.elf) return false;
   for (Elf64_Word wanted : {SHT_SYMTAB, SHT_DYNSYM}) {
     Elf_Scn* section = nullptr;
     while ((section = elf_nextscn(file.elf, section)) != nullptr) {
@@ -106,11 +108,26 @@ uint64_t symbol_value(const std::string& elf_path, const std::string& symbol) {
         GElf_Sym sym;
         if (!gelf_getsym(data, static_cast<int>(i), &sym) || sym.st_value == 0) continue;
         const char* name = elf_strptr(file.elf, header.sh_link, sym.st_name);
-        if (name && symbol == name) return sym.st_value;
+        if (name && symbol == name) {
+          found = sym;
+          return true;
+        }
       }
     }
   }
-  return 0;
+  return false;
+}
+
+}  // namespace
+
+uint64_t symbol_value(const std::string& elf_path, const std::string& symbol) {
+  GElf_Sym sym;
+  return find_symbol(elf_path, symbol, sym) ? sym.st_value : 0;
+}
+
+uint64_t symbol_size(const std::string& elf_path, const std::string& symbol) {
+  GElf_Sym sym;
+  return find_symbol(elf_path, symbol, sym) ? sym.st_size : 0;
 }
 
 uint64_t load_bias(pid_t pid, const std::string& elf_path) {

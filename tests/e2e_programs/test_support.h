@@ -36,6 +36,8 @@ class CapturedStdout {
 
 // The st_value of a symbol in the ELF file (.symtab, then .dynsym); 0 when absent.
 uint64_t symbol_value(const std::string& elf_path, const std::string& symbol);
+// Its st_size; 0 when absent.
+uint64_t symbol_size(const std::string& elf_path, const std::string& symbol);
 // Where `elf_path` is loaded in `pid` (load bias: add to st_value); 0 for ET_EXEC.
 uint64_t load_bias(pid_t pid, const std::string& elf_path);
 // The absolute address of `symbol` of the object at `elf_path` in process `pid`.

@@ -28,7 +28,8 @@ int run_to_exit(Process& process) {
     switch ((*event)->kind) {
       case StopKind::Exited: return (*event)->exit_status;
       case StopKind::Killed: return 128 + (*event)->signal;
-      case StopKind::ThreadExited: break;
+      case StopKind::ThreadExited:
+      case StopKind::Foreign: break;
       case StopKind::Trap:
       case StopKind::Signal:
         if (!process.resume((*event)->tid, (*event)->signal)) return -1;
@@ -245,6 +246,8 @@ TEST(ProcessTest, ProgramsOwnSigtrapIsReportedAsASignalOrForeignTrap) {
         if ((*event)->signal == SIGTRAP) ++raised;
         ASSERT_TRUE((*process)->resume((*event)->tid, (*event)->signal));
         break;
+      case StopKind::Foreign:
+      case StopKind::ThreadExited: break;
       default: ASSERT_TRUE((*process)->resume((*event)->tid)); break;
     }
   }

@@ -1,0 +1,89 @@
+#include "arch/x86/probe_support/execution_plan.h"
+
+#include <cstring>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "insn/x86/decoder.h"
+#include "sim/x86/branch_sim.h"
+
+namespace xprobe::arch::x86 {
+
+using insn::x86::FlowKind;
+using insn::x86::X86Insn;
+namespace attr = insn::x86::attr;
+
+namespace {
+
+bool fits_rel32(int64_t value) {
+  return value >= std::numeric_limits<int32_t>::min() && value <= std::numeric_limits<int32_t>::max();
+}
+
+}  // namespace
+
+ExecutionPlan plan_execution(const X86Insn& insn) {
+  auto refuse = [](std::string reason) { return ExecutionPlan{ExecutionPath::Refused, std::move(reason)}; };
+  if (insn.mode != insn::x86::Mode::Long64) return refuse("only 64-bit code is supported by this engine");
+  switch (insn.flow) {
+    case FlowKind::Jmp:
+    case FlowKind::Jcc:
+    case FlowKind::Call:
+    case FlowKind::Loop:
+    case FlowKind::IndirectCall:
+      if (sim::x86::can_emulate(insn)) return {ExecutionPath::Emulate, {}};
+      return refuse(fmt::format("{} with this encoding cannot be emulated", insn::x86::flow_kind_name(insn.flow)));
+    case FlowKind::Ret:
+    case FlowKind::IndirectJmp:
+    case FlowKind::Syscall:
+      break;
+    case FlowKind::None:
+      if (insn.has_rel_target) return refuse("instruction with a relative target (xbegin) cannot run out of line");
+      break;
+    case FlowKind::Interrupt:
+      return refuse("interrupt instructions trap by themselves");
+    case FlowKind::Ud:
+      return refuse("undefined-opcode instruction");
+    case FlowKind::Iret:
+    case FlowKind::FarTransfer:
+      return refuse("far transfer or iret changes the code segment");
+  }
+  if (insn.has(attr::kPrivileged)) return refuse("privileged instruction");
+  if (insn.has(attr::kChangesCodeSegment) && insn.flow != FlowKind::Syscall) return refuse("changes the code segment");
+  if (insn.rip_relative && insn.disp_size != 4) return refuse("RIP-relative operand without a 32-bit displacement");
+  return {ExecutionPath::OutOfLine, {}};
+}
+
+Result<std::vector<uint8_t>> build_slot(std::span<const uint8_t> bytes, const X86Insn& insn, uint64_t original,
+                                        uint64_t slot) {
+  if (insn.length == 0 || bytes.size() < insn.length) return make_error("instruction bytes shorter than its length");
+  std::vector<uint8_t> code(bytes.begin(), bytes.begin() + insn.length);
+  if (insn.rip_relative) {
+    if (insn.disp_size != 4 || insn.disp_offset + 4u > insn.length) return make_error("RIP-relative displacement is not a disp32");
+    // Same target from the slot: slot + len + disp' == original + len + disp.
+    int64_t moved = insn.disp + static_cast<int64_t>(original - slot);
+    if (!fits_rel32(moved)) {
+      return make_error(fmt::format("RIP-relative target 0x{:x} is out of reach from the slot at 0x{:x}",
+                                    original + insn.length + static_cast<uint64_t>(insn.disp), slot));
+    }
+    int32_t disp32 = static_cast<int32_t>(moved);
+    std::memcpy(code.data() + insn.disp_offset, &disp32, 4);
+  }
+  int64_t back = static_cast<int64_t>(original + insn.length - (slot + insn.length + 5));
+  if (!fits_rel32(back)) return make_error(fmt::format("slot at 0x{:x} is out of jump reach of 0x{:x}", slot, original));
+  int32_t rel = static_cast<int32_t>(back);
+  code.push_back(0xe9);
+  uint8_t rel_bytes[4];
+  std::memcpy(rel_bytes, &rel, 4);
+  code.insert(code.end(), rel_bytes, rel_bytes + 4);
+  if (code.size() > kSlotSize) return make_error("slot overflow");
+  return code;
+}
+
+uint64_t original_address_for_slot_ip(uint64_t ip, uint64_t slot, uint64_t original, uint64_t length) {
+  if (ip == slot) return original;
+  if (ip == slot + length) return original + length;
+  return 0;
+}
+
+}  // namespace xprobe::arch::x86

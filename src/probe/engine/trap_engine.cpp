@@ -1,0 +1,573 @@
+#include "probe/engine/trap_engine.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "arch/x86/probe_support/abi.h"
+#include "arch/x86/probe_support/breakpoint.h"
+#include "arch/x86/probe_support/execution_plan.h"
+#include "sim/x86/branch_sim.h"
+#include "support/hex.h"
+
+namespace xprobe::probe::engine {
+
+namespace ax86 = arch::x86;
+using target::Process;
+using target::StopEvent;
+using target::StopKind;
+
+struct TrapEngine::Site {
+  uint64_t address = 0;
+  bool planted = false;
+  std::vector<uint8_t> bytes;  // the original instruction
+  insn::x86::X86Insn insn;
+  ax86::ExecutionPath path = ax86::ExecutionPath::Refused;
+  uint64_t slot = 0;
+  std::vector<ProbeId> hooks;   // probes and internal breakpoints, oldest first
+  uint32_t return_waiters = 0;  // shadow-stack frames that return here
+};
+
+struct TrapEngine::Frame {
+  ProbeId probe = 0;
+  uint64_t function = 0;
+  uint64_t return_address = 0;
+  uint64_t entry_rsp = 0;
+  std::vector<uint64_t> saved;
+};
+
+struct TrapEngine::Probe {
+  ProbeSpec spec;
+  ProbeStats stats;
+  std::function<void(const HitContext&)> internal;  // set for internal breakpoints
+  bool removed = false;
+  uint32_t active = 0;
+};
+
+namespace {
+
+constexpr uint64_t kAreaSize = 64 * 1024;
+constexpr uint64_t kLongestRetPop = 8 + 0xffff;  // ret imm16
+
+class SimMemoryOver final : public sim::x86::SimMemory {
+ public:
+  explicit SimMemoryOver(target::Memory& memory) : memory_(memory) {}
+  Status read(uint64_t address, std::span<uint8_t> bytes) override { return memory_.read(address, bytes); }
+  Status write(uint64_t address, std::span<const uint8_t> bytes) override { return memory_.write(address, bytes); }
+
+ private:
+  target::Memory& memory_;
+};
+
+insn::x86::DecodeStatus default_decode(std::span<const uint8_t> bytes, uint64_t address, insn::x86::X86Insn& out) {
+  insn::x86::DecoderConfig config;
+  config.mode = insn::x86::Mode::Long64;
+  config.vendor = insn::x86::host_vendor();
+  return insn::x86::decode(bytes, address, config, out);
+}
+
+bool threads_running(const Process& process) {
+  for (const auto& [tid, state] : process.threads()) {
+    if (state == target::ThreadState::Running || state == target::ThreadState::Listening) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TrapEngine::TrapEngine(Process& process, EngineOptions options) : process_(process), options_(std::move(options)) {
+  if (!options_.decode) options_.decode = default_decode;
+}
+
+TrapEngine::~TrapEngine() {
+  if (!detached_ && process_.alive()) (void)detach();
+}
+
+Result<insn::x86::X86Insn> TrapEngine::decode_at(uint64_t address, std::vector<uint8_t>& bytes) {
+  uint8_t buffer[16] = {};
+  target::ReadRequest request{address, buffer, 0};
+  if (auto read = process_.read_batch(std::span<target::ReadRequest>(&request, 1)); !read) return read.error();
+  if (request.copied == 0) return make_error(fmt::format("cannot read code at 0x{:x}", address));
+  // Our own breakpoints must not be decoded as part of the instruction.
+  for (auto it = sites_.lower_bound(address); it != sites_.end() && it->first < address + request.copied; ++it) {
+    if (it->second->planted) buffer[it->first - address] = it->second->bytes[0];
+  }
+  insn::x86::X86Insn insn;
+  auto status = options_.decode(std::span<const uint8_t>(buffer, request.copied), address, insn);
+  if (status != insn::x86::DecodeStatus::Ok) {
+    return make_error(fmt::format("Unknown instruction: {}",
+                                  format_hex_bytes(std::span<const uint8_t>(buffer, request.copied))));
+  }
+  bytes.assign(buffer, buffer + insn.length);
+  return insn;
+}
+
+Result<uint64_t> TrapEngine::allocate_slot(uint64_t near, pid_t tid) {
+  auto within = [&](const SlotArea& area) {
+    uint64_t low = std::min(area.start, near), high = std::max(area.start + area.size, near);
+    return high - low <= ax86::kSlotReach;
+  };
+  for (SlotArea& area : areas_) {
+    if (within(area) && area.used + ax86::kSlotSize <= area.size) {
+      uint64_t slot = area.start + area.used;
+      area.used += ax86::kSlotSize;
+      return slot;
+    }
+  }
+  bool resume_others = threads_running(process_);
+  if (tid == 0) tid = process_.any_stopped_thread();
+  if (tid == 0) {
+    if (auto stopped = process_.stop_all(); !stopped) return stopped.error();
+    tid = process_.any_stopped_thread();
+  }
+  auto start = process_.remote_mmap_near(tid, near, kAreaSize, PROT_READ | PROT_EXEC, ax86::kSlotReach - kAreaSize);
+  if (resume_others) {
+    if (auto resumed = process_.resume_all(current_tid_); !resumed) return resumed.error();
+  }
+  if (!start) return start.error();
+  // The area's first slot holds the stub for later remote system calls.
+  if (auto written = process_.write(*start, Process::kSyscallStub); !written) return written.error();
+  process_.set_syscall_stub(*start);
+  areas_.push_back(SlotArea{*start, kAreaSize, 2 * ax86::kSlotSize});
+  return *start + ax86::kSlotSize;
+}
+
+Result<TrapEngine::Site*> TrapEngine::site_for(uint64_t address) {
+  auto existing = sites_.find(address);
+  if (existing != sites_.end()) {
+    if (!existing->second->planted) {
+      if (auto planted = plant(*existing->second); !planted) return planted.error();
+    }
+    return existing->second.get();
+  }
+  auto fail = [&](const std::string& why) {
+    return make_error(fmt::format("Could not insert probe at address 0x{:x} due to: {}", address, why));
+  };
+  auto site = std::make_unique<Site>();
+  site->address = address;
+  auto insn = decode_at(address, site->bytes);
+  if (!insn) return fail(insn.error().message);
+  site->insn = *insn;
+  auto plan = ax86::plan_execution(site->insn);
+  if (plan.path == ax86::ExecutionPath::Refused) return fail(plan.reason);
+  site->path = plan.path;
+  if (plan.path == ax86::ExecutionPath::OutOfLine) {
+    auto slot = allocate_slot(address, current_tid_);
+    if (!slot) return fail(slot.error().message);
+    auto code = ax86::build_slot(site->bytes, site->insn, address, *slot);
+    if (!code) return fail(code.error().message);
+    if (auto written = process_.write(*slot, *code); !written) return fail(written.error().message);
+    site->slot = *slot;
+  }
+  if (auto planted = plant(*site); !planted) return fail(planted.error().message);
+  Site* raw = site.get();
+  sites_[address] = std::move(site);
+  return raw;
+}
+
+Status TrapEngine::plant(Site& site) {
+  const uint8_t breakpoint[] = {ax86::kBreakpointByte};
+  if (auto written = process_.write(site.address, breakpoint); !written) return written;
+  site.planted = true;
+  retired_.erase(site.address);
+  return {};
+}
+
+Status TrapEngine::unplant(Site& site) {
+  if (!site.planted) return {};
+  site.planted = false;
+  retired_.insert(site.address);
+  return process_.write(site.address, std::span<const uint8_t>(site.bytes.data(), 1));
+}
+
+void TrapEngine::release_site_if_unused(uint64_t address) {
+  auto it = sites_.find(address);
+  if (it == sites_.end()) return;
+  Site& site = *it->second;
+  if (site.return_waiters == 0 && site.hooks.empty()) (void)unplant(site);  // kept: its slot is reused
+}
+
+Result<ProbeId> TrapEngine::add_probe(ProbeSpec spec) {
+  auto site = site_for(spec.address);
+  if (!site) return site.error();
+  ProbeId id = next_id_++;
+  auto probe = std::make_unique<Probe>();
+  if (spec.max_active == 0) spec.max_active = kDefaultMaxActive;
+  probe->spec = std::move(spec);
+  probes_[id] = std::move(probe);
+  (*site)->hooks.push_back(id);
+  return id;
+}
+
+Result<ProbeId> TrapEngine::add_internal_breakpoint(uint64_t address, std::function<void(const HitContext&)> callback) {
+  ProbeSpec spec;
+  spec.address = address;
+  auto id = add_probe(std::move(spec));
+  if (!id) return id.error();
+  probes_[*id]->internal = std::move(callback);
+  return id;
+}
+
+Status TrapEngine::remove_probe(ProbeId id) {
+  auto probe = probes_.find(id);
+  if (probe == probes_.end() || probe->second->removed) return make_error(fmt::format("no probe {}", id));
+  probe->second->removed = true;
+  uint64_t address = probe->second->spec.address;
+  auto site = sites_.find(address);
+  if (site != sites_.end()) {
+    std::erase(site->second->hooks, id);
+    release_site_if_unused(address);
+  }
+  // Outstanding return instances stay on the shadow stacks until they return: their
+  // return events are simply not reported (the probe is gone).
+  return {};
+}
+
+ProbeStats TrapEngine::stats(ProbeId id) const {
+  auto probe = probes_.find(id);
+  return probe == probes_.end() ? ProbeStats{} : probe->second->stats;
+}
+
+std::map<ProbeId, ProbeStats> TrapEngine::all_stats() const {
+  std::map<ProbeId, ProbeStats> result;
+  for (const auto& [id, probe] : probes_) {
+    if (!probe->internal) result[id] = probe->stats;
+  }
+  return result;
+}
+
+void TrapEngine::drop_frame(const Frame& frame, bool discarded) {
+  auto probe = probes_.find(frame.probe);
+  if (probe != probes_.end()) {
+    if (probe->second->active > 0) --probe->second->active;
+    if (discarded && !probe->second->removed) ++probe->second->stats.discarded;
+  }
+  auto site = sites_.find(frame.return_address);
+  if (site != sites_.end() && site->second->return_waiters > 0) {
+    --site->second->return_waiters;
+    release_site_if_unused(frame.return_address);
+  }
+}
+
+void TrapEngine::discard_frames_below(pid_t tid, uint64_t rsp) {
+  auto stack = shadow_stacks_.find(tid);
+  if (stack == shadow_stacks_.end()) return;
+  while (!stack->second.empty() && stack->second.back().entry_rsp < rsp) {
+    Frame frame = std::move(stack->second.back());
+    stack->second.pop_back();
+    drop_frame(frame, true);
+  }
+}
+
+void TrapEngine::return_site_hit(pid_t tid, uint64_t address, target::Registers& registers, const HitContext& context) {
+  auto stack = shadow_stacks_.find(tid);
+  if (stack == shadow_stacks_.end()) return;
+  uint64_t rsp = registers.sp();
+  // Innermost frames are at the back. Every frame entered below the current rsp is over;
+  // the outermost of those is the one returning now, the others were unwound past.
+  std::optional<Frame> returning;
+  while (!stack->second.empty() && stack->second.back().entry_rsp < rsp) {
+    if (returning) drop_frame(*returning, true);
+    returning = std::move(stack->second.back());
+    stack->second.pop_back();
+  }
+  if (!returning) return;
+  bool matches = returning->return_address == address && rsp - returning->entry_rsp <= kLongestRetPop;
+  if (matches) {
+    auto probe = probes_.find(returning->probe);
+    if (probe != probes_.end() && !probe->second->removed) {
+      ++probe->second->stats.hits;
+      if (probe->second->spec.on_return) {
+        probe->second->spec.on_return(ReturnContext{context, returning->function, address, returning->saved});
+      }
+    }
+  }
+  drop_frame(*returning, !matches);
+}
+
+Status TrapEngine::resume_past(Process& process, pid_t tid, Site& site, target::Registers& registers) {
+  if (site.path == ax86::ExecutionPath::OutOfLine) {
+    registers.set_ip(site.slot);
+  } else {
+    SimMemoryOver memory(process);
+    auto next = sim::x86::emulate(site.insn, site.address, ax86::to_sim(registers.raw), memory);
+    if (!next) {
+      // Cannot happen for a planned instruction unless its memory operand is bad; let the
+      // original instruction run (and fault) exactly as it would untraced.
+      (void)unplant(site);
+      registers.set_ip(site.address);
+    } else {
+      ax86::from_sim(*next, registers.raw);
+    }
+  }
+  if (auto set = process.set_registers(tid, registers); !set) return set;
+  return process.resume(tid);
+}
+
+Status TrapEngine::handle_trap(Process& process, const StopEvent& event, bool report) {
+  uint64_t address = event.address;
+  pid_t tid = event.tid;
+  auto found = sites_.find(address);
+  if (found == sites_.end() || !found->second->planted) {
+    if (retired_.count(address)) {
+      // Our breakpoint, removed after this thread had already trapped on it.
+      uint8_t now = 0;
+      if (process.read(address, std::span<uint8_t>(&now, 1)) && now != ax86::kBreakpointByte) {
+        auto registers = process.get_registers(tid);
+        if (!registers) return registers.error();
+        registers->set_ip(address);
+        if (auto set = process.set_registers(tid, *registers); !set) return set;
+        return process.resume(tid);
+      }
+    }
+    return process.resume(tid, SIGTRAP);  // the program's own int3
+  }
+  auto registers = process.get_registers(tid);
+  if (!registers) return registers.error();
+  registers->set_ip(address);
+  if (report) {
+    HitContext context{process, tid, address, *registers, process};
+    current_tid_ = tid;
+    if (found->second->return_waiters > 0) return_site_hit(tid, address, *registers, context);
+    std::vector<ProbeId> hooks = found->second->hooks;  // callbacks may add or remove probes
+    for (ProbeId id : hooks) {
+      auto probe_it = probes_.find(id);
+      if (probe_it == probes_.end() || probe_it->second->removed) continue;
+      Probe& probe = *probe_it->second;
+      if (probe.internal) {
+        probe.internal(context);
+        continue;
+      }
+      if (!probe.spec.is_return) {
+        ++probe.stats.hits;
+        if (probe.spec.on_hit) probe.spec.on_hit(context);
+        continue;
+      }
+      if (probe.active >= probe.spec.max_active) {
+        ++probe.stats.misses;
+        continue;
+      }
+      uint64_t return_address = 0;
+      if (!process.read(registers->sp(), std::span<uint8_t>(reinterpret_cast<uint8_t*>(&return_address), 8))) {
+        ++probe.stats.misses;
+        continue;
+      }
+      auto return_site = site_for(return_address);
+      if (!return_site) {
+        ++probe.stats.misses;
+        continue;
+      }
+      discard_frames_below(tid, registers->sp() + 1);
+      Frame frame;
+      frame.probe = id;
+      frame.function = address;
+      frame.return_address = return_address;
+      frame.entry_rsp = registers->sp();
+      if (probe.spec.save_at_entry) frame.saved = probe.spec.save_at_entry(context);
+      ++(*return_site)->return_waiters;
+      ++probe.active;
+      shadow_stacks_[tid].push_back(std::move(frame));
+    }
+    current_tid_ = 0;
+  }
+  found = sites_.find(address);
+  if (found == sites_.end() || !found->second->planted) {
+    // A callback removed the last probe here: the original instruction is back in place.
+    if (auto set = process.set_registers(tid, *registers); !set) return set;
+    return process.resume(tid);
+  }
+  return resume_past(process, tid, *found->second, *registers);
+}
+
+const TrapEngine::Site* TrapEngine::site_of_slot_ip(uint64_t ip) const {
+  for (const auto& [address, site] : sites_) {
+    if (site->slot != 0 && ip >= site->slot && ip < site->slot + ax86::kSlotSize) return site.get();
+  }
+  return nullptr;
+}
+
+Status TrapEngine::move_out_of_slots(Process& process) {
+  for (const auto& [tid, state] : process.threads()) {
+    if (state != target::ThreadState::Stopped) continue;
+    auto registers = process.get_registers(tid);
+    if (!registers) continue;
+    const Site* site = site_of_slot_ip(registers->ip());
+    if (!site) continue;
+    uint64_t original = ax86::original_address_for_slot_ip(registers->ip(), site->slot, site->address, site->insn.length);
+    if (original == 0) continue;
+    registers->set_ip(original);
+    if (auto set = process.set_registers(tid, *registers); !set) return set;
+  }
+  return {};
+}
+
+Status TrapEngine::on_fork(const StopEvent& event) {
+  auto child = Process::adopt_child(event.new_pid);
+  if (!child) return {};  // it died already
+  if (event.kind == StopKind::Vfork) {
+    // It shares our memory (and breakpoints) until it execs or exits: keep handling its hits.
+    vfork_children_[event.new_pid] = std::move(*child);
+    return vfork_children_[event.new_pid]->resume_all();
+  }
+  // A forked child carries a copy of every breakpoint: put the original bytes back. Its
+  // forking thread may sit in a slot (fork executed out of line); the slot area is copied
+  // too, and its jmp leads back to the original code.
+  for (auto& [address, site] : sites_) {
+    if (site->planted) (void)(*child)->write(address, std::span<const uint8_t>(site->bytes.data(), 1));
+  }
+  (void)move_out_of_slots(**child);
+  return (*child)->detach();
+}
+
+Status TrapEngine::on_vfork_child_event(pid_t tid) {
+  auto it = vfork_children_.find(tid);
+  if (it == vfork_children_.end()) return {};
+  Process& child = *it->second;
+  auto event = child.next_event();
+  if (!event || !*event) return {};
+  const StopEvent& e = **event;
+  switch (e.kind) {
+    case StopKind::Trap:
+      return handle_trap(child, e, false);
+    case StopKind::Exec:
+      (void)child.detach();  // a new image without breakpoints
+      vfork_children_.erase(it);
+      return {};
+    case StopKind::Exited:
+    case StopKind::Killed:
+      vfork_children_.erase(it);
+      return {};
+    case StopKind::Signal:
+      (void)move_out_of_slots(child);
+      return child.resume(e.tid, e.signal);
+    case StopKind::Fork:
+    case StopKind::Vfork:
+      (void)on_fork(e);
+      return child.resume(e.tid);
+    case StopKind::ThreadExited:
+    case StopKind::Foreign:
+      return {};
+    default:
+      return child.resume(e.tid);
+  }
+}
+
+Status TrapEngine::on_exec() {
+  // The old image, its breakpoints and our slot areas are gone.
+  sites_.clear();
+  areas_.clear();
+  retired_.clear();
+  shadow_stacks_.clear();
+  for (auto& [id, probe] : probes_) {
+    probe->removed = true;
+    probe->active = 0;
+  }
+  process_.set_syscall_stub(0);
+  if (exec_handler_) exec_handler_(*this);
+  return {};
+}
+
+Result<RunResult> TrapEngine::run() {
+  if (auto resumed = process_.resume_all(); !resumed) return resumed.error();
+  for (;;) {
+    auto next = process_.next_event();
+    if (!next) return next.error();
+    if (!*next) {
+      if (auto undone = detach(); !undone) return undone.error();
+      return RunResult{RunEnd::Detached, 0, 0};
+    }
+    const StopEvent& event = **next;
+    Status handled;
+    switch (event.kind) {
+      case StopKind::Trap:
+        handled = handle_trap(process_, event, true);
+        break;
+      case StopKind::Signal: {
+        // A handler must see original addresses, never a slot.
+        auto registers = process_.get_registers(event.tid);
+        if (registers && site_of_slot_ip(registers->ip())) (void)move_out_of_slots(process_);
+        handled = process_.resume(event.tid, event.signal);
+        break;
+      }
+      case StopKind::NewThread:
+        handled = process_.resume(event.tid);
+        break;
+      case StopKind::Fork:
+      case StopKind::Vfork:
+        handled = on_fork(event);
+        if (handled) handled = process_.resume(event.tid);
+        break;
+      case StopKind::Exec:
+        handled = on_exec();
+        if (handled) handled = process_.resume(event.tid);
+        break;
+      case StopKind::ThreadExited: {
+        auto stack = shadow_stacks_.find(event.tid);
+        if (stack != shadow_stacks_.end()) {
+          std::vector<Frame> frames = std::move(stack->second);
+          shadow_stacks_.erase(stack);
+          for (const Frame& frame : frames) drop_frame(frame, true);
+        }
+        break;
+      }
+      case StopKind::Exited:
+        return RunResult{RunEnd::Exited, event.exit_status, 0};
+      case StopKind::Killed:
+        return RunResult{RunEnd::Killed, 0, event.signal};
+      case StopKind::Foreign:
+        handled = on_vfork_child_event(event.tid);
+        break;
+    }
+    if (!handled) return handled.error();
+  }
+}
+
+Status TrapEngine::detach() {
+  if (detached_) return {};
+  detached_ = true;
+  if (!process_.alive()) return {};
+  if (auto stopped = process_.stop_all(); !stopped) return stopped;
+  std::deque<StopEvent> events = process_.take_pending_events();
+  for (const StopEvent& event : events) {
+    switch (event.kind) {
+      case StopKind::Trap:
+        if (sites_.count(event.address) || retired_.count(event.address)) {
+          // A hit not handled yet: undo the trap, the original instruction will run.
+          auto registers = process_.get_registers(event.tid);
+          if (registers) {
+            registers->set_ip(event.address);
+            (void)process_.set_registers(event.tid, *registers);
+          }
+        } else {
+          process_.push_pending_event(event);
+        }
+        break;
+      case StopKind::Signal:
+        process_.push_pending_event(event);  // delivered by the detach
+        break;
+      case StopKind::Fork:
+      case StopKind::Vfork:
+        (void)on_fork(StopEvent{StopKind::Fork, event.tid, 0, 0, event.new_pid, 0, {}});
+        break;
+      case StopKind::Exec:
+        sites_.clear();  // nothing of ours in the new image
+        break;
+      default:
+        break;
+    }
+  }
+  for (auto& [address, site] : sites_) (void)unplant(*site);
+  for (auto& [pid, child] : vfork_children_) {
+    (void)child->stop_all();
+    (void)move_out_of_slots(*child);
+    (void)child->detach();
+  }
+  vfork_children_.clear();
+  if (auto moved = move_out_of_slots(process_); !moved) return moved;
+  return process_.detach();
+}
+
+}  // namespace xprobe::probe::engine

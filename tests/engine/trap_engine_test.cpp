@@ -1,0 +1,348 @@
+#include "probe/engine/trap_engine.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include "engine_harness.h"
+#include "target/wait.h"
+
+namespace xprobe::probe::engine {
+namespace {
+
+using namespace xprobe::testing;
+
+int reference_fib(int n) { return n < 2 ? n : reference_fib(n - 1) + reference_fib(n - 2); }
+
+TEST(TrapEngineTest, EntryAndReturnProbesSeeArgumentsAndReturnValues) {
+  std::string program = e2e_program("counter");
+  auto untraced = run_untraced({program});
+  std::vector<std::pair<uint64_t, uint64_t>> add_arguments;
+  std::vector<uint64_t> add_results, global_reads;
+  int fib_returns = 0, fib_mismatches = 0, fib_max_depth = 0, fib_live = 0;
+  ProbeId add_entry = 0, add_return = 0, fib_return = 0, read_return = 0;
+  auto run = run_traced({program}, [&](TrapEngine& engine, target::Process& process) {
+    pid_t pid = process.pid();
+    ProbeSpec entry;
+    entry.address = symbol_address(pid, program, "add");
+    entry.on_hit = [&](const HitContext& hit) {
+      add_arguments.push_back({hit.registers.raw.rdi, hit.registers.raw.rsi});
+    };
+    auto id = engine.add_probe(entry);
+    ASSERT_TRUE(id) << id.error().message;
+    add_entry = *id;
+
+    ProbeSpec add_ret;
+    add_ret.address = entry.address;
+    add_ret.is_return = true;
+    add_ret.on_return = [&](const ReturnContext& ret) { add_results.push_back(ret.hit.registers.raw.rax); };
+    id = engine.add_probe(add_ret);
+    ASSERT_TRUE(id) << id.error().message;
+    add_return = *id;
+
+    ProbeSpec fib;
+    fib.address = symbol_address(pid, program, "fib");
+    fib.is_return = true;
+    fib.save_at_entry = [&](const HitContext& hit) { return std::vector<uint64_t>{hit.registers.raw.rdi, 0}; };
+    fib.on_return = [&](const ReturnContext& ret) {
+      ++fib_returns;
+      --fib_live;
+      if (static_cast<int>(ret.hit.registers.raw.rax) != reference_fib(static_cast<int>(ret.saved[0]))) ++fib_mismatches;
+    };
+    id = engine.add_probe(fib);
+    ASSERT_TRUE(id) << id.error().message;
+    fib_return = *id;
+    // Depth of outstanding fib instances, seen from an entry probe at the same address.
+    ProbeSpec fib_entry;
+    fib_entry.address = fib.address;
+    fib_entry.on_hit = [&](const HitContext&) { fib_max_depth = std::max(fib_max_depth, ++fib_live); };
+    ASSERT_TRUE(engine.add_probe(fib_entry));
+
+    ProbeSpec global;
+    global.address = symbol_address(pid, program, "read_global");
+    global.is_return = true;
+    global.on_return = [&](const ReturnContext& ret) { global_reads.push_back(ret.hit.registers.raw.rax); };
+    id = engine.add_probe(global);
+    ASSERT_TRUE(id) << id.error().message;
+    read_return = *id;
+  });
+  ASSERT_TRUE(run.launched) << run.error;
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  EXPECT_EQ(exit_status_of(run.result), untraced.exit_status);
+  EXPECT_EQ(run.output, untraced.output);
+
+  ASSERT_EQ(add_arguments.size(), 10u);
+  ASSERT_EQ(add_results.size(), 10u);
+  ASSERT_EQ(global_reads.size(), 10u);
+  for (uint64_t i = 0; i < 10; ++i) {
+    EXPECT_EQ(add_arguments[i].first, i);
+    EXPECT_EQ(add_arguments[i].second, 2 * i);
+    EXPECT_EQ(add_results[i] & 0xffffffff, 3 * i);
+    EXPECT_EQ(global_reads[i] & 0xffffffff, 42 + 2 * i);  // 40, bumped by 2 before each read
+  }
+  // fib(10) makes 177 calls; every return matched to its own entry's argument.
+  EXPECT_EQ(fib_returns, 177);
+  EXPECT_EQ(fib_mismatches, 0);
+  EXPECT_EQ(fib_max_depth, 10);  // fib(10) -> fib(9) -> ... -> fib(1)
+  EXPECT_EQ(fib_live, 0);
+}
+
+TEST(TrapEngineTest, ProbeOnEveryInstructionOfSeveralFunctionsLeavesTheProgramIntact) {
+  std::string program = e2e_program("counter");
+  auto untraced = run_untraced({program, "7"});
+  std::map<uint64_t, int> hits;
+  size_t planted = 0;
+  std::vector<std::string> refused;
+  auto run = run_traced({program, "7"}, [&](TrapEngine& engine, target::Process& process) {
+    for (const char* function : {"main", "fib", "add", "read_global", "bump_global", "greet"}) {
+      uint64_t start = symbol_address(process.pid(), program, function);
+      uint64_t size = symbol_size(program, function);
+      ASSERT_NE(start, 0u) << function;
+      auto boundaries = instruction_boundaries(process, start, size);
+      ASSERT_FALSE(boundaries.empty()) << function;
+      for (uint64_t address : boundaries) {
+        ProbeSpec spec;
+        spec.address = address;
+        spec.on_hit = [&hits, address](const HitContext&) { ++hits[address]; };
+        auto id = engine.add_probe(spec);
+        if (id) {
+          ++planted;
+        } else {
+          refused.push_back(id.error().message);
+        }
+      }
+    }
+  });
+  ASSERT_TRUE(run.launched) << run.error;
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  EXPECT_EQ(exit_status_of(run.result), untraced.exit_status);
+  EXPECT_EQ(run.output, untraced.output);
+  EXPECT_GT(planted, 40u);
+  EXPECT_TRUE(refused.empty()) << refused.front();
+  EXPECT_GT(hits.size(), 30u);
+}
+
+TEST(TrapEngineTest, LongjmpOutOfProbedFramesDiscardsThem) {
+  std::string program = e2e_program("jumper");
+  auto untraced = run_untraced({program});
+  ProbeId dive = 0, leaf = 0;
+  int leaf_returns = 0;
+  auto run = run_traced({program}, [&](TrapEngine& engine, target::Process& process) {
+    ProbeSpec spec;
+    spec.address = symbol_address(process.pid(), program, "dive");
+    spec.is_return = true;
+    auto id = engine.add_probe(spec);
+    ASSERT_TRUE(id) << id.error().message;
+    dive = *id;
+    spec.address = symbol_address(process.pid(), program, "leaf");
+    spec.on_return = [&](const ReturnContext& ret) {
+      ++leaf_returns;
+      EXPECT_EQ(ret.hit.registers.raw.rax % 3, 0u);
+    };
+    id = engine.add_probe(spec);
+    ASSERT_TRUE(id) << id.error().message;
+    leaf = *id;
+  }, [&](TrapEngine& engine) {
+    // 20 rounds; 7 of them (round % 3 == 0) longjmp out at depth 2 past 7 dive frames,
+    // the other 13 return through all 9 (depth 8 .. 0).
+    EXPECT_EQ(engine.stats(dive).hits, 13u * 9u);
+    EXPECT_EQ(engine.stats(dive).discarded, 7u * 7u);
+    EXPECT_EQ(engine.stats(dive).misses, 0u);
+    EXPECT_EQ(engine.stats(leaf).hits, 20u);
+  });
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  EXPECT_EQ(exit_status_of(run.result), untraced.exit_status);
+  EXPECT_EQ(run.output, untraced.output);
+  EXPECT_EQ(leaf_returns, 20);
+}
+
+TEST(TrapEngineTest, CxxExceptionsThroughProbedFunctionsUnwindNormally) {
+  std::string program = e2e_program("thrower");
+  auto untraced = run_untraced({program});
+  ASSERT_EQ(untraced.exit_status, 5);
+  std::map<std::string, ProbeId> ids;
+  auto run = run_traced({program}, [&](TrapEngine& engine, target::Process& process) {
+    for (const char* function : {"_Z5inneri", "_Z6middlei", "_Z5outeri"}) {
+      ProbeSpec entry;
+      entry.address = symbol_address(process.pid(), program, function);
+      ASSERT_NE(entry.address, 0u) << function;
+      auto id = engine.add_probe(entry);
+      ASSERT_TRUE(id) << id.error().message;
+      ids[std::string(function) + "@entry"] = *id;
+      ProbeSpec ret = entry;
+      ret.is_return = true;
+      id = engine.add_probe(ret);
+      ASSERT_TRUE(id) << id.error().message;
+      ids[function] = *id;
+    }
+  }, [&](TrapEngine& engine) {
+    // 40 calls of outer; for the 10 with i % 4 == 3 inner throws through middle into outer.
+    EXPECT_EQ(engine.stats(ids["_Z5inneri@entry"]).hits, 40u);
+    EXPECT_EQ(engine.stats(ids["_Z5inneri"]).hits, 30u);
+    EXPECT_EQ(engine.stats(ids["_Z6middlei"]).hits, 30u);
+    EXPECT_EQ(engine.stats(ids["_Z5outeri"]).hits, 40u);
+    EXPECT_EQ(engine.stats(ids["_Z5inneri"]).discarded + engine.stats(ids["_Z6middlei"]).discarded, 20u);
+  });
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  EXPECT_EQ(exit_status_of(run.result), untraced.exit_status);
+  EXPECT_EQ(run.output, untraced.output);
+}
+
+TEST(TrapEngineTest, EightThreadsHitTheSameProbes) {
+  std::string program = e2e_program("threads");
+  auto untraced = run_untraced({program});
+  ProbeId work = 0, step = 0;
+  std::atomic<int> wrong_results{0};
+  auto run = run_traced({program}, [&](TrapEngine& engine, target::Process& process) {
+    ProbeSpec entry;
+    entry.address = symbol_address(process.pid(), program, "work");
+    auto id = engine.add_probe(entry);
+    ASSERT_TRUE(id) << id.error().message;
+    work = *id;
+    ProbeSpec ret;
+    ret.address = symbol_address(process.pid(), program, "step");
+    ret.is_return = true;
+    ret.save_at_entry = [](const HitContext& hit) {
+      return std::vector<uint64_t>{hit.registers.raw.rdi, hit.registers.raw.rsi};
+    };
+    ret.on_return = [&](const ReturnContext& r) {
+      // step(acc, i) returns acc + i * 7 + 1
+      if (r.hit.registers.raw.rax != r.saved[0] + r.saved[1] * 7 + 1) ++wrong_results;
+    };
+    id = engine.add_probe(ret);
+    ASSERT_TRUE(id) << id.error().message;
+    step = *id;
+  }, [&](TrapEngine& engine) {
+    EXPECT_EQ(engine.stats(work).hits, 8u * 2000u);
+    EXPECT_EQ(engine.stats(step).hits, 8u * 2000u);
+    EXPECT_EQ(engine.stats(step).misses, 0u);
+  });
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  EXPECT_EQ(wrong_results.load(), 0);
+  EXPECT_EQ(exit_status_of(run.result), untraced.exit_status);
+  EXPECT_EQ(run.output, untraced.output);
+}
+
+TEST(TrapEngineTest, ForkedChildRunsWithoutBreakpoints) {
+  std::string program = e2e_program("forker");
+  auto untraced = run_untraced({program});
+  ProbeId work = 0;
+  auto run = run_traced({program}, [&](TrapEngine& engine, target::Process& process) {
+    ProbeSpec entry;
+    entry.address = symbol_address(process.pid(), program, "work");
+    auto id = engine.add_probe(entry);
+    ASSERT_TRUE(id) << id.error().message;
+    work = *id;
+  }, [&](TrapEngine& engine) {
+    EXPECT_EQ(engine.stats(work).hits, 10u);  // the parent's 5 + 5; the child's are not traced
+  });
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  EXPECT_EQ(exit_status_of(run.result), untraced.exit_status);
+  EXPECT_EQ(run.output, untraced.output);
+}
+
+TEST(TrapEngineTest, MaxActiveLimitsOutstandingReturnInstances) {
+  std::string program = e2e_program("counter");
+  auto untraced = run_untraced({program});
+  ProbeId fib = 0;
+  auto run = run_traced({program}, [&](TrapEngine& engine, target::Process& process) {
+    ProbeSpec spec;
+    spec.address = symbol_address(process.pid(), program, "fib");
+    spec.is_return = true;
+    spec.max_active = 3;
+    auto id = engine.add_probe(spec);
+    ASSERT_TRUE(id) << id.error().message;
+    fib = *id;
+  }, [&](TrapEngine& engine) {
+    // Calls at depth 1..3 are tracked, deeper ones are misses: fib(10), fib(9)/fib(8), and
+    // their children: 1 + 2 + 4 = 7 tracked instances; 177 - 7 = 170 misses.
+    EXPECT_EQ(engine.stats(fib).hits, 7u);
+    EXPECT_EQ(engine.stats(fib).misses, 170u);
+  });
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  EXPECT_EQ(run.output, untraced.output);
+  EXPECT_EQ(exit_status_of(run.result), untraced.exit_status);
+}
+
+TEST(TrapEngineTest, TheProgramsOwnTrapsAreDeliveredToIt) {
+  std::string program = e2e_program("own_trap");
+  auto untraced = run_untraced({program});
+  ProbeId probed = 0;
+  auto run = run_traced({program}, [&](TrapEngine& engine, target::Process& process) {
+    ProbeSpec spec;
+    spec.address = symbol_address(process.pid(), program, "probed");
+    spec.is_return = true;
+    auto id = engine.add_probe(spec);
+    ASSERT_TRUE(id) << id.error().message;
+    probed = *id;
+  }, [&](TrapEngine& engine) { EXPECT_EQ(engine.stats(probed).hits, 3u); });
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  EXPECT_EQ(run.output, untraced.output);
+  EXPECT_EQ(run.output, "traps=6 total=6\n");
+  EXPECT_EQ(exit_status_of(run.result), untraced.exit_status);
+}
+
+// Attaches to a busy program, traces, then a SIGINT to the tracer ends tracing: every
+// breakpoint (including return sites of frames still active) is removed and the program
+// finishes as if never traced.
+TEST(TrapEngineTest, SigintDetachesAndTheAttachedProgramRunsOnUntouched) {
+  std::string program = e2e_program("ticker");
+  auto untraced = run_untraced({program, "200"});
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(pipe_fds[1], 1);
+    close(pipe_fds[0]);
+    execl(program.c_str(), program.c_str(), "200", nullptr);
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  uint64_t ticks = 0;
+  {
+    target::StopSignals stop_signals;
+    auto process = target::Process::attach(pid);
+    ASSERT_TRUE(process) << process.error().message;
+    TrapEngine engine(**process, engine_options());
+    ProbeSpec tick;
+    tick.address = symbol_address(pid, program, "tick");
+    tick.on_hit = [&](const HitContext&) { ++ticks; };
+    ASSERT_TRUE(engine.add_probe(tick));
+    ProbeSpec pause;
+    pause.address = symbol_address(pid, program, "pause_briefly");
+    ASSERT_NE(pause.address, 0u);
+    pause.is_return = true;
+    ASSERT_TRUE(engine.add_probe(pause));
+    std::thread interrupter([] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(150));
+      kill(getpid(), SIGINT);
+    });
+    auto result = engine.run();
+    interrupter.join();
+    ASSERT_TRUE(result) << result.error().message;
+    EXPECT_EQ(result->end, RunEnd::Detached);
+    EXPECT_TRUE(target::stop_requested());
+    target::clear_stop_request();
+  }
+  EXPECT_GT(ticks, 10u);
+  std::string output;
+  char buffer[256];
+  ssize_t got;
+  while ((got = read(pipe_fds[0], buffer, sizeof buffer)) > 0) output.append(buffer, static_cast<size_t>(got));
+  close(pipe_fds[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), untraced.exit_status);
+  EXPECT_EQ(output, untraced.output);
+}
+
+}  // namespace
+}  // namespace xprobe::probe::engine
