@@ -9,5 +9,6 @@ using CommandRunner = std::function<int()>;
 
 CommandRunner add_decode_command(CLI::App& app);
 CommandRunner add_check_command(CLI::App& app);
+CommandRunner add_trace_command(CLI::App& app);
 
 }  // namespace xprobe::cli

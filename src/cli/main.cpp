@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   std::vector<xprobe::cli::CommandRunner> commands;
   commands.push_back(xprobe::cli::add_decode_command(app));
   commands.push_back(xprobe::cli::add_check_command(app));
+  commands.push_back(xprobe::cli::add_trace_command(app));
   CLI11_PARSE(app, argc, argv);
   for (auto& command : commands) {
     const int status = command();

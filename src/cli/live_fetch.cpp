@@ -1,0 +1,87 @@
+#include "cli/live_fetch.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+
+#include <fmt/format.h>
+
+namespace xprobe::cli {
+
+uint64_t PtraceRegisterView::read(probe::RegisterId id) const {
+  constexpr size_t kWords = sizeof(registers_.raw) / sizeof(unsigned long long);
+  if (id >= kWords) return 0;
+  unsigned long long words[kWords];
+  std::memcpy(words, &registers_.raw, sizeof words);
+  return words[id];
+}
+
+void PrefetchingMemoryReader::prefetch(uint64_t address, size_t size) {
+  window_.assign(size, 0);
+  target::ReadRequest request{address, std::span<uint8_t>(window_), 0};
+  if (!memory_.read_batch(std::span<target::ReadRequest>(&request, 1)).ok()) request.copied = 0;
+  window_.resize(request.copied);
+  window_start_ = address;
+}
+
+bool PrefetchingMemoryReader::read(uint64_t address, std::span<uint8_t> out) {
+  if (address >= window_start_ && address - window_start_ <= window_.size() &&
+      out.size() <= window_.size() - (address - window_start_)) {
+    std::memcpy(out.data(), window_.data() + (address - window_start_), out.size());
+    return true;
+  }
+  return memory_.read(address, out).ok();
+}
+
+size_t PrefetchingMemoryReader::read_up_to(uint64_t address, std::span<uint8_t> out) {
+  target::ReadRequest request{address, out, 0};
+  if (!memory_.read_batch(std::span<target::ReadRequest>(&request, 1)).ok()) return 0;
+  return request.copied;
+}
+
+const std::string& CommCache::comm(pid_t tid) {
+  auto it = names_.find(tid);
+  if (it != names_.end()) return it->second;
+  std::string name;
+  std::ifstream in(fmt::format("/proc/{}/task/{}/comm", pid_, tid));
+  std::getline(in, name);
+  if (name.empty()) name = "<...>";  // the kernel's placeholder for an unknown comm
+  return names_[tid] = name;
+}
+
+CpuReader::~CpuReader() {
+  for (auto& [tid, fd] : fds_) close(fd);
+}
+
+void CpuReader::forget(pid_t tid) {
+  auto it = fds_.find(tid);
+  if (it == fds_.end()) return;
+  close(it->second);
+  fds_.erase(it);
+}
+
+uint32_t CpuReader::cpu(pid_t tid) {
+  auto it = fds_.find(tid);
+  if (it == fds_.end()) {
+    const int fd = open(fmt::format("/proc/{}/task/{}/stat", pid_, tid).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    it = fds_.emplace(tid, fd).first;
+  }
+  char buffer[1024];
+  const ssize_t n = pread(it->second, buffer, sizeof buffer - 1, 0);
+  if (n <= 0) return 0;
+  buffer[n] = '\0';
+  // The comm field (2) is parenthesised and may hold spaces: count fields after the last ')'.
+  const char* p = std::strrchr(buffer, ')');
+  if (p == nullptr) return 0;
+  int field = 2;
+  for (; *p != '\0'; ++p) {
+    if (*p == ' ' && ++field == 39) return static_cast<uint32_t>(std::strtoul(p + 1, nullptr, 10));
+  }
+  return 0;
+}
+
+}  // namespace xprobe::cli

@@ -1,0 +1,70 @@
+#pragma once
+// The fetch programs' view of a live, stopped thread: its ptrace registers and the process's
+// memory, with the stack words a probe reads fetched in one batched read.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "probe/fetch_interfaces.h"
+#include "target/memory.h"
+#include "target/registers.h"
+
+namespace xprobe::cli {
+
+class PtraceRegisterView final : public probe::RegisterView {
+ public:
+  explicit PtraceRegisterView(const target::Registers& registers) : registers_(registers) {}
+  uint64_t read(probe::RegisterId id) const override;
+
+ private:
+  const target::Registers& registers_;
+};
+
+// Reads through to the process, except inside one prefetched window (the top of the stack).
+class PrefetchingMemoryReader final : public probe::MemoryReader {
+ public:
+  explicit PrefetchingMemoryReader(target::Memory& memory) : memory_(memory) {}
+  // Reads [address, address + size) now, in one system call, for later reads to hit.
+  void prefetch(uint64_t address, size_t size);
+  bool read(uint64_t address, std::span<uint8_t> out) override;
+  size_t read_up_to(uint64_t address, std::span<uint8_t> out) override;
+
+ private:
+  target::Memory& memory_;
+  uint64_t window_start_ = 0;
+  std::vector<uint8_t> window_;
+};
+
+// Thread names, read from /proc once per thread and again after exec or prctl(PR_SET_NAME)
+// could have changed them (forget()).
+class CommCache {
+ public:
+  explicit CommCache(pid_t pid) : pid_(pid) {}
+  const std::string& comm(pid_t tid);
+  void forget(pid_t tid) { names_.erase(tid); }
+  void forget_all() { names_.clear(); }
+
+ private:
+  pid_t pid_;
+  std::map<pid_t, std::string> names_;
+};
+
+// The CPU a thread last ran on (field 39 of /proc/PID/task/TID/stat), through an fd kept open.
+class CpuReader {
+ public:
+  explicit CpuReader(pid_t pid) : pid_(pid) {}
+  ~CpuReader();
+  CpuReader(const CpuReader&) = delete;
+  CpuReader& operator=(const CpuReader&) = delete;
+  uint32_t cpu(pid_t tid);
+  void forget(pid_t tid);
+
+ private:
+  pid_t pid_;
+  std::map<pid_t, int> fds_;
+};
+
+}  // namespace xprobe::cli

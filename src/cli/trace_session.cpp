@@ -1,0 +1,477 @@
+#include "cli/trace_session.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "cli/live_fetch.h"
+#include "probe/definition_parser.h"
+#include "probe/engine/trap_engine.h"
+#include "probe/fetch_program.h"
+#include "probe/resolve/module_map.h"
+#include "probe/resolve/place_resolver.h"
+#include "probe/resolve/symbolizer.h"
+#include "target/process.h"
+#include "target/wait.h"
+#include "trace/event_record.h"
+#include "trace/ftrace_formatter.h"
+#include "trace/json_formatter.h"
+#include "trace/probe_statistics.h"
+
+namespace xprobe::cli {
+namespace {
+
+uint64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+std::string read_link(const std::string& path) {
+  char buffer[4096];
+  const ssize_t n = readlink(path.c_str(), buffer, sizeof buffer - 1);
+  if (n <= 0) return {};
+  return std::string(buffer, static_cast<size_t>(n));
+}
+
+// The ftrace header without its entries line: a stream has no buffer whose fill it could state
+// (the counts are printed at the end, in the profile).
+std::string streaming_header(const trace::FtraceOptions& options) {
+  const std::string full = trace::ftrace_header(0, 0, static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN)), options);
+  std::string out;
+  std::istringstream lines(full);
+  std::string line;
+  bool skip_next_hash = false;
+  while (std::getline(lines, line)) {
+    if (line.rfind("# entries-in-buffer", 0) == 0) {
+      skip_next_hash = true;
+      continue;
+    }
+    if (skip_next_hash && line == "#") {
+      skip_next_hash = false;
+      continue;
+    }
+    skip_next_hash = false;
+    out += line;
+    out += '\n';
+  }
+  return out;
+}
+
+struct PlantedProbe {
+  uint32_t catalog_id = 0;
+  probe::ProbeFetchPlan plan;
+  probe::engine::ProbeId engine_id = 0;
+  uint64_t address = 0;
+};
+
+class TraceSession {
+ public:
+  explicit TraceSession(const TraceOptions& options) : options_(options) {}
+  ~TraceSession() {
+    if (output_ != nullptr && output_ != stdout) std::fclose(output_);
+  }
+  int run();
+
+ private:
+  bool parse_definitions();
+  bool open_output();
+  bool start_process();
+  void rebuild_modules();
+  // Resolves, checks and plants the definitions still waiting. At start (strict) any error
+  // or refusal stops xprobe before anything is planted; later (dlopen, exec) it is reported
+  // and that definition is dropped.
+  bool plant_pending(bool strict);
+  bool resolve_relocations(probe::ProbeFetchPlan& plan, const std::string& module_path);
+  void watch_dynamic_linker();
+  void on_hit(const PlantedProbe& probe, const probe::engine::HitContext& context);
+  void on_return(const PlantedProbe& probe, const probe::engine::ReturnContext& context);
+  std::vector<uint64_t> save_at_entry(const PlantedProbe& probe, const probe::engine::HitContext& context);
+  void emit(trace::EventRecord&& record);
+  void print_profile();
+  void fail_before_tracing();
+
+  const TraceOptions& options_;
+  std::vector<probe::ProbeDefinition> definitions_;
+  std::vector<size_t> pending_;  // indices into definitions_
+  std::unique_ptr<target::Process> process_;
+  std::unique_ptr<probe::engine::TrapEngine> engine_;
+  probe::ElfCache elf_cache_;
+  probe::ModuleMap modules_;
+  std::string main_executable_;
+  std::unique_ptr<CommCache> comms_;
+  std::unique_ptr<CpuReader> cpus_;
+  trace::EventCatalog catalog_;
+  trace::ProbeStatistics statistics_;
+  std::deque<PlantedProbe> planted_;
+  std::optional<probe::engine::ProbeId> rendezvous_;
+  uint64_t rendezvous_address_ = 0;
+  FILE* output_ = stdout;
+  bool flush_each_event_ = false;
+  trace::FtraceOptions ftrace_options_;
+  uint64_t written_ = 0;
+  std::string line_;
+};
+
+bool TraceSession::parse_definitions() {
+  const probe::ParseOptions parse_options;
+  std::vector<probe::ProbeDefinition> parsed;
+  for (const std::string& file_name : options_.files) {
+    std::ifstream in(file_name);
+    if (!in) {
+      fmt::print(stderr, "xprobe: -f {}: cannot open: {}\n", file_name, std::strerror(errno));
+      return false;
+    }
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto result = probe::parse_definitions_file(text, file_name, parse_options);
+    if (!result) {
+      fmt::print(stderr, "{}", result.error().render());
+      return false;
+    }
+    for (auto& definition : result.value()) parsed.push_back(std::move(definition));
+  }
+  for (const std::string& text : options_.definitions) {
+    auto result = probe::parse_definition(text, parse_options);
+    if (!result) {
+      fmt::print(stderr, "{}", result.error().render());
+      return false;
+    }
+    parsed.push_back(std::move(result.value()));
+  }
+  // `-:GRP/EVENT` removes an earlier definition, as writing it to uprobe_events does.
+  for (auto& definition : parsed) {
+    if (definition.kind != probe::ProbeKind::Delete) {
+      definitions_.push_back(std::move(definition));
+      continue;
+    }
+    const size_t before = definitions_.size();
+    std::erase_if(definitions_, [&](const probe::ProbeDefinition& d) {
+      return d.event == definition.event && d.group == definition.group;
+    });
+    if (definitions_.size() == before) {
+      fmt::print(stderr, "xprobe: '{}': no earlier definition of {}/{} to delete\n", definition.command,
+                 definition.group, definition.event);
+      return false;
+    }
+  }
+  if (definitions_.empty()) {
+    fmt::print(stderr, "xprobe trace: no probe definitions (give -e DEF or -f FILE)\n");
+    return false;
+  }
+  for (size_t i = 0; i < definitions_.size(); ++i) pending_.push_back(i);
+  return true;
+}
+
+bool TraceSession::open_output() {
+  ftrace_options_.irq_info = !options_.no_irq_info;
+  if (options_.output.empty()) {
+    output_ = stdout;
+    flush_each_event_ = isatty(STDOUT_FILENO) != 0;
+  } else {
+    output_ = std::fopen(options_.output.c_str(), "w");
+    if (output_ == nullptr) {
+      fmt::print(stderr, "xprobe: -o {}: cannot open: {}\n", options_.output, std::strerror(errno));
+      return false;
+    }
+  }
+  static char buffer[1 << 16];
+  std::setvbuf(output_, buffer, _IOFBF, sizeof buffer);
+  return true;
+}
+
+bool TraceSession::start_process() {
+  if (options_.pid != 0) {
+    auto attached = target::Process::attach(options_.pid);
+    if (!attached) {
+      fmt::print(stderr, "xprobe: cannot attach to process {}: {}\n", options_.pid, attached.error().message);
+      return false;
+    }
+    process_ = std::move(attached.value());
+  } else {
+    auto launched = target::Process::launch(options_.command);
+    if (!launched) {
+      fmt::print(stderr, "xprobe: cannot start '{}': {}\n", options_.command.front(), launched.error().message);
+      return false;
+    }
+    process_ = std::move(launched.value());
+  }
+  main_executable_ = read_link(fmt::format("/proc/{}/exe", process_->pid()));
+  comms_ = std::make_unique<CommCache>(process_->pid());
+  cpus_ = std::make_unique<CpuReader>(process_->pid());
+  return true;
+}
+
+void TraceSession::rebuild_modules() {
+  auto maps = process_->maps();
+  if (!maps) return;
+  modules_ = probe::ModuleMap::from_maps(*maps, elf_cache_, main_executable_,
+                                         fmt::format("/proc/{}/root", process_->pid()));
+}
+
+bool TraceSession::resolve_relocations(probe::ProbeFetchPlan& plan, const std::string& module_path) {
+  auto resolve = [&](probe::FetchProgram& program) {
+    for (probe::Relocation& relocation : program.relocations) {
+      if (relocation.kind == probe::Relocation::Kind::Symbol) {
+        auto address = probe::resolve_data_symbol(relocation.symbol, 0, modules_, module_path);
+        if (!address) {
+          fmt::print(stderr, "xprobe: argument {}: {}\n", program.name, address.error().message);
+          return false;
+        }
+        relocation.address = *address;
+      } else {
+        const probe::LoadedModule* module = modules_.find(module_path);
+        auto link = module ? module->elf->file_offset_to_address(relocation.file_offset) : std::nullopt;
+        if (!link) {
+          fmt::print(stderr, "xprobe: argument {}: file offset {:#x} is not loaded from {}\n", program.name,
+                     relocation.file_offset, module_path);
+          return false;
+        }
+        relocation.address = *link + module->bias;
+      }
+    }
+    return true;
+  };
+  for (auto& program : plan.arguments)
+    if (!resolve(program)) return false;
+  for (auto& [index, program] : plan.entry_captures)
+    if (!resolve(program)) return false;
+  return true;
+}
+
+bool TraceSession::plant_pending(bool strict) {
+  struct Ready {
+    size_t definition;
+    probe::ResolvedPoint point;
+    probe::ProbeFetchPlan plan;
+  };
+  std::vector<Ready> ready;
+  std::vector<size_t> still_pending;
+  bool failed = false;
+  const insn::Arch arch = insn::Arch::X86_64;
+  for (size_t index : pending_) {
+    const probe::ProbeDefinition& definition = definitions_[index];
+    auto resolution = probe::resolve_place(definition, modules_);
+    if (!resolution) {
+      fmt::print(stderr, "xprobe: {}\n", resolution.error().message);
+      failed = true;
+      continue;
+    }
+    if (resolution->waiting_for_module) {
+      still_pending.push_back(index);
+      continue;
+    }
+    for (probe::ResolvedPoint& point : resolution->points) {
+      if (!point.check.accepted()) {
+        fmt::print(stderr, "xprobe: {}: {}\n", definition.command, point.check.message());
+        failed = true;
+        continue;
+      }
+      probe::ProbeFetchPlan plan = probe::compile_fetch_plan(definition, arch);
+      if (!resolve_relocations(plan, point.module_path)) {
+        failed = true;
+        continue;
+      }
+      ready.push_back({index, std::move(point), std::move(plan)});
+    }
+  }
+  if (failed && strict) return false;
+  pending_ = std::move(still_pending);
+
+  for (Ready& item : ready) {
+    probe::ProbeDefinition definition = definitions_[item.definition];
+    definition.event = item.point.event;
+    const auto catalog_id = static_cast<uint32_t>(catalog_.size());
+    catalog_.push_back(trace::describe_event(definition, item.point.module_path));
+    (void)statistics_.counters(catalog_id);
+    PlantedProbe& planted = planted_.emplace_back();
+    planted.catalog_id = catalog_id;
+    planted.plan = std::move(item.plan);
+    planted.address = item.point.address;
+
+    probe::engine::ProbeSpec spec;
+    spec.address = item.point.address;
+    spec.is_return = definition.kind == probe::ProbeKind::Return;
+    spec.max_active = definition.maxactive.value_or(0);
+    if (spec.is_return) {
+      spec.save_at_entry = [this, &planted](const probe::engine::HitContext& c) { return save_at_entry(planted, c); };
+      spec.on_return = [this, &planted](const probe::engine::ReturnContext& c) { on_return(planted, c); };
+    } else {
+      spec.on_hit = [this, &planted](const probe::engine::HitContext& c) { on_hit(planted, c); };
+    }
+    auto id = engine_->add_probe(std::move(spec));
+    if (!id) {
+      fmt::print(stderr, "xprobe: {}: {}\n", definition.command, id.error().message);
+      if (strict) return false;
+      continue;
+    }
+    planted.engine_id = *id;
+  }
+  return true;
+}
+
+void TraceSession::watch_dynamic_linker() {
+  // The dynamic linker calls _dl_debug_state (r_debug.r_brk) before and after it changes the
+  // list of loaded objects: debuggers stop there, and so does xprobe, to plant the probes of
+  // libraries that were not loaded yet.
+  for (const probe::LoadedModule& module : modules_.modules()) {
+    for (const elf::Symbol* symbol : module.elf->find_symbols("_dl_debug_state")) {
+      const uint64_t address = symbol->address + module.bias;
+      if (rendezvous_ && rendezvous_address_ == address) return;
+      auto id = engine_->add_internal_breakpoint(address, [this](const probe::engine::HitContext&) {
+        if (pending_.empty()) return;
+        rebuild_modules();
+        plant_pending(false);
+      });
+      if (id) {
+        rendezvous_ = *id;
+        rendezvous_address_ = address;
+      }
+      return;
+    }
+  }
+}
+
+void TraceSession::on_hit(const PlantedProbe& probe, const probe::engine::HitContext& context) {
+  trace::ProbeCounters& counters = statistics_.counters(probe.catalog_id);
+  counters.hit();
+  PtraceRegisterView registers(context.registers);
+  PrefetchingMemoryReader memory(context.memory);
+  if (probe.plan.stack_words_read != 0) memory.prefetch(context.registers.sp(), probe.plan.stack_words_read * 8);
+  probe::FetchEnvironment environment{registers, memory, comms_->comm(context.tid), std::nullopt, {}};
+  trace::EventRecord record;
+  record.probe_id = probe.catalog_id;
+  record.tid = context.tid;
+  record.comm = environment.comm;
+  record.cpu = cpus_->cpu(context.tid);
+  record.timestamp_ns = monotonic_ns();
+  record.address = context.address;
+  record.values = probe::run_all(probe.plan, environment);
+  emit(std::move(record));
+}
+
+std::vector<uint64_t> TraceSession::save_at_entry(const PlantedProbe& probe, const probe::engine::HitContext& context) {
+  PtraceRegisterView registers(context.registers);
+  PrefetchingMemoryReader memory(context.memory);
+  return probe::capture_entry_arguments(probe.plan, registers, memory);
+}
+
+void TraceSession::on_return(const PlantedProbe& probe, const probe::engine::ReturnContext& context) {
+  trace::ProbeCounters& counters = statistics_.counters(probe.catalog_id);
+  counters.hit();
+  const probe::engine::HitContext& hit = context.hit;
+  PtraceRegisterView registers(hit.registers);
+  PrefetchingMemoryReader memory(hit.memory);
+  if (probe.plan.stack_words_read != 0) memory.prefetch(hit.registers.sp(), probe.plan.stack_words_read * 8);
+  probe::FetchEnvironment environment{registers, memory, comms_->comm(hit.tid), context.return_address,
+                                      std::span<const uint64_t>(context.saved)};
+  trace::EventRecord record;
+  record.probe_id = probe.catalog_id;
+  record.tid = hit.tid;
+  record.comm = environment.comm;
+  record.cpu = cpus_->cpu(hit.tid);
+  record.timestamp_ns = monotonic_ns();
+  record.address = context.return_address;
+  record.function_address = context.function;
+  record.values = probe::run_all(probe.plan, environment);
+  emit(std::move(record));
+}
+
+void TraceSession::emit(trace::EventRecord&& record) {
+  const probe::Symbolizer symbolizer(modules_);
+  const trace::Symbolizer symbolize = [&symbolizer](uint64_t address) { return symbolizer.symbolize(address); };
+  line_ = options_.format == "json" ? trace::format_json_event(record, catalog_, symbolize) + "\n"
+                                    : trace::format_ftrace_event(record, catalog_, symbolize, ftrace_options_);
+  if (std::fwrite(line_.data(), 1, line_.size(), output_) != line_.size()) {
+    // The event could not be written (disk full, closed pipe): counted, never silent.
+    statistics_.counters(record.probe_id).miss();
+    statistics_.add_dropped(1);
+    return;
+  }
+  ++written_;
+  if (flush_each_event_) std::fflush(output_);
+}
+
+void TraceSession::print_profile() {
+  std::fflush(output_);
+  if (options_.summary)
+    fmt::print(stderr, "{}", trace::format_summary(catalog_, statistics_));
+  else
+    fmt::print(stderr, "{}", trace::format_profile(catalog_, statistics_));
+  if (statistics_.dropped() != 0) fmt::print(stderr, "xprobe: {} events were dropped\n", statistics_.dropped());
+}
+
+void TraceSession::fail_before_tracing() {
+  if (!process_) return;
+  if (process_->launched()) {
+    (void)process_->kill();
+  } else {
+    if (engine_) (void)engine_->detach();
+    else (void)process_->detach();
+  }
+}
+
+int TraceSession::run() {
+  if (!parse_definitions()) return 2;
+  if (options_.pid == 0 && options_.command.empty()) {
+    fmt::print(stderr, "xprobe trace: give a program to start (-- COMMAND [ARGS]) or a process to attach to (-p PID)\n");
+    return 2;
+  }
+  if (!open_output()) return 2;
+  target::StopSignals stop_signals;
+  if (!start_process()) return 1;
+  engine_ = std::make_unique<probe::engine::TrapEngine>(*process_);
+  rebuild_modules();
+  if (!plant_pending(true)) {
+    fail_before_tracing();
+    return 1;
+  }
+  watch_dynamic_linker();
+  engine_->set_exec_handler([this](probe::engine::TrapEngine&) {
+    main_executable_ = read_link(fmt::format("/proc/{}/exe", process_->pid()));
+    comms_->forget_all();
+    rendezvous_.reset();
+    pending_.clear();
+    for (size_t i = 0; i < definitions_.size(); ++i) pending_.push_back(i);
+    rebuild_modules();
+    plant_pending(false);
+    watch_dynamic_linker();
+  });
+  if (options_.format != "json") {
+    const std::string header = streaming_header(ftrace_options_);
+    std::fwrite(header.data(), 1, header.size(), output_);
+  }
+  if (flush_each_event_) std::fflush(output_);
+
+  auto result = engine_->run();
+  print_profile();
+  if (!result) {
+    fmt::print(stderr, "xprobe: {}\n", result.error().message);
+    return 1;
+  }
+  switch (result->end) {
+    case probe::engine::RunEnd::Exited: return result->exit_status;
+    case probe::engine::RunEnd::Killed: return 128 + result->signal;
+    case probe::engine::RunEnd::Detached: return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_trace(const TraceOptions& options) {
+  TraceSession session(options);
+  return session.run();
+}
+
+}  // namespace xprobe::cli
