@@ -61,7 +61,9 @@ class Generator:
 
     def sub_entry(self, candidates, modrm_byte):
         line = omap.resolve(candidates, modrm_byte)
-        return INVALID if line is None else op_entry(line, MODRM_KINDS["r"])
+        if line is None:
+            return INVALID
+        return op_entry(line, MODRM_KINDS["R"] if line.modrm.endswith(":R") else MODRM_KINDS["r"])
 
     def entry(self, space, opcode, column):
         candidates = self.index.get((space, opcode, column), [])

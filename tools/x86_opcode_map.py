@@ -44,7 +44,7 @@ class Line:
         """'m' (memory only), 'x' (register only) or None."""
         if self.modrm in ("m", "x"):
             return self.modrm
-        if self.modrm.startswith("/") and ":" in self.modrm:
+        if self.modrm.startswith("/") and ":" in self.modrm and not self.modrm.endswith(":R"):
             return self.modrm.split(":")[1]
         if self.modrm.startswith("="):
             return "x"
@@ -77,7 +77,7 @@ class Line:
         if self.modrm.startswith("="):
             return 4
         if self.modrm.startswith("/"):
-            return 3 if ":" in self.modrm else 2
+            return 3 if self.mod_constraint() else 2
         if self.modrm in ("m", "x"):
             return 1
         return 0
@@ -113,7 +113,7 @@ def parse(path):
                 if a not in ATTRS:
                     raise MapError(f"{where}: unknown attribute {a}")
             if not (modrm in ("-", "r", "m", "x", "R") or modrm.startswith("=") or
-                    (modrm.startswith("/") and modrm[1:2] in "01234567" and modrm[2:] in ("", ":m", ":x"))):
+                    (modrm.startswith("/") and modrm[1:2] in "01234567" and modrm[2:] in ("", ":m", ":x", ":R"))):
                 raise MapError(f"{where}: bad modrm spec {modrm}")
             if pfx == "-":
                 columns, any_prefix = list(range(4)), True

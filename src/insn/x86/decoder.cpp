@@ -92,7 +92,7 @@ class Decoder {
     if (last_rep_ != 0) return last_rep_ == 0xf3 ? 2 : 3;
     return out_.prefixes.operand_size ? 1 : 0;
   }
-  bool operand_size_16() const { return out_.prefixes.operand_size && (out_.rex & 0x08) == 0 && !vex_w_for_size_; }
+  bool operand_size_16() const { return out_.prefixes.operand_size && (out_.rex & 0x08) == 0; }
   DecodeStatus decode_modrm_and_rest(Entry entry);
   bool decode_memory_operand();
   DecodeStatus decode_vex(bool three_byte);
@@ -107,7 +107,6 @@ class Decoder {
   X86Insn& out_;
   unsigned i_ = 0;
   uint8_t last_rep_ = 0;
-  bool vex_w_for_size_ = false;
   DecodeStatus status_ = DecodeStatus::Ok;
 };
 
@@ -364,7 +363,7 @@ DecodeStatus Decoder::decode_vex(bool three_byte) {
   if (out_.prefixes.operand_size || last_rep_ != 0 || out_.prefixes.lock || out_.rex != 0) return invalid();
   out_.encoding = Encoding::Vex;
   const unsigned size = three_byte ? 3 : 2;
-  if (!need(size + 1)) return status_;
+  if (!need(size)) return status_;
   unsigned map;
   uint8_t last;
   if (three_byte) {
@@ -379,7 +378,8 @@ DecodeStatus Decoder::decode_vex(bool three_byte) {
   out_.vex_l = (last >> 2) & 1;
   out_.vex_pp = last & 3;
   i_ += size;
-  if (map < 1 || map > 3) return invalid();
+  if (map < 1 || map > 3) return invalid();  // refused before the opcode byte is needed
+  if (!need(1)) return status_;
   out_.map = static_cast<OpcodeMap>(static_cast<unsigned>(OpcodeMap::Primary) + map);
   out_.opcode = p_[i_];
   out_.opcode_offset = static_cast<uint8_t>(i_);
@@ -391,7 +391,7 @@ DecodeStatus Decoder::decode_vex(bool three_byte) {
 DecodeStatus Decoder::decode_evex() {
   if (out_.prefixes.operand_size || last_rep_ != 0 || out_.prefixes.lock || out_.rex != 0) return invalid();
   out_.encoding = Encoding::Evex;
-  if (!need(5)) return status_;
+  if (!need(4)) return status_;
   const uint8_t p0 = p_[i_ + 1], p1 = p_[i_ + 2], p2 = p_[i_ + 3];
   out_.vex_w = (p1 & 0x80) != 0;
   out_.vex_vvvv = static_cast<uint8_t>(((~p1 >> 3) & 0x0f) | ((p2 & 0x08) ? 0 : 0x10));
@@ -402,7 +402,10 @@ DecodeStatus Decoder::decode_evex() {
   out_.evex_aaa = p2 & 7;
   i_ += 4;
   const int map_index = evex_map_index(p0 & 7);
-  if ((p0 & 0x08) != 0 || (p1 & 0x04) == 0 || map_index < 0) return invalid();
+  // P0 bit 3 is 0 and P1 bit 2 is 1 in every EVEX encoding (SDM vol. 2 2.7.1, Table 2-30);
+  // zeroing-masking with k0 (z = 1, aaa = 000) is #UD (SDM vol. 2 2.7.4).
+  if ((p0 & 0x08) != 0 || (p1 & 0x04) == 0 || map_index < 0 || (out_.evex_z && out_.evex_aaa == 0)) return invalid();
+  if (!need(1)) return status_;
   static constexpr OpcodeMap kMaps[] = {OpcodeMap::Map0F, OpcodeMap::Map0F38, OpcodeMap::Map0F3A, OpcodeMap::Evex5,
                                         OpcodeMap::Evex6};
   out_.map = kMaps[map_index];
@@ -423,7 +426,7 @@ DecodeStatus Decoder::decode_evex() {
 DecodeStatus Decoder::decode_xop() {
   if (out_.prefixes.operand_size || last_rep_ != 0 || out_.prefixes.lock || out_.rex != 0) return invalid();
   out_.encoding = Encoding::Xop;
-  if (!need(4)) return status_;
+  if (!need(3)) return status_;
   const unsigned map = p_[i_ + 1] & 0x1f;
   const uint8_t last = p_[i_ + 2];
   out_.vex_w = (last & 0x80) != 0;
@@ -431,7 +434,8 @@ DecodeStatus Decoder::decode_xop() {
   out_.vex_l = (last >> 2) & 1;
   out_.vex_pp = last & 3;
   i_ += 3;
-  if (map > 0x0a) return invalid();
+  if (map > 0x0a || out_.vex_pp != 0) return invalid();  // XOP defines pp = 00 only
+  if (!need(1)) return status_;
   out_.map = static_cast<OpcodeMap>(static_cast<unsigned>(OpcodeMap::Xop8) + (map - 8));
   out_.opcode = p_[i_];
   out_.opcode_offset = static_cast<uint8_t>(i_);
