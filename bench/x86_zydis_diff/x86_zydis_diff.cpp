@@ -14,10 +14,12 @@ int main(int argc, char** argv) {
   uint64_t seed = 1;
   std::string mode_name = "both";
   size_t class_limit = 60;
+  bool detailed = false;
   app.add_option("--cases", cases, "cases per mode");
   app.add_option("--seed", seed, "random seed");
   app.add_option("--mode", mode_name, "64, 32 or both")->check(CLI::IsMember({"64", "32", "both"}));
   app.add_option("--classes", class_limit, "how many disagreement classes to list");
+  app.add_flag("--detailed", detailed, "classes by ModRM reg/mod and VEX.L/W too");
   CLI11_PARSE(app, argc, argv);
 
   uint64_t unexpected = 0;
@@ -31,6 +33,7 @@ int main(int argc, char** argv) {
     }
     const auto start = std::chrono::steady_clock::now();
     xprobe::test::x86::RunSummary summary;
+    summary.unexpected.set_coarse(!detailed);
     xprobe::test::x86::run_differential(*pool, mode, seed, cases, summary);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("== %s mode, seed %llu, %zu real instructions seeding the mutations, %.1f s\n%s\n",

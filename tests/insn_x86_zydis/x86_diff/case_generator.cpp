@@ -80,8 +80,15 @@ void CaseGenerator::push_real(TestCase& test_case, bool vector_only) {
     for (int i = 0; i < 4; ++i) push(test_case, random_byte());
     return;
   }
+  if (vector_only && pool_.vector_encoded.empty()) {
+    // i386 libc has no VEX/EVEX code: start from a synthetic one with a ModRM and SIB.
+    build_synthetic_vector(test_case);
+    push(test_case, random_byte());
+    push(test_case, random_byte());
+    return;
+  }
   size_t index = below(pool_.instructions.size());
-  if (vector_only && !pool_.vector_encoded.empty()) index = pool_.vector_encoded[below(pool_.vector_encoded.size())];
+  if (vector_only) index = pool_.vector_encoded[below(pool_.vector_encoded.size())];
   for (uint8_t b : pool_.instruction(index)) push(test_case, b);
 }
 

@@ -73,7 +73,7 @@ std::string zydis_verdict(const OracleResult& zydis) {
 
 }  // namespace
 
-std::string Comparison::disagreement_class() const {
+std::string Comparison::disagreement_class(bool coarse) const {
   const char* mode = config.mode == Mode::Long64 ? "64" : "32";
   std::string what;
   if (ours == DecodeStatus::Ok && zydis.status == DecodeStatus::Ok) {
@@ -84,7 +84,7 @@ std::string Comparison::disagreement_class() const {
     const std::string zydis_text = zydis.status == DecodeStatus::Ok ? "ok" : zydis_status_name(zydis.zydis_status);
     what = "ours=" + ours_text + " zydis=" + zydis_text;
   }
-  return fmt::format("{} {} {}", mode, what, describe_opcode_class(shape));
+  return fmt::format("{} {} {}", mode, what, describe_opcode_class(shape, coarse));
 }
 
 namespace {
@@ -126,7 +126,7 @@ std::string describe_case(const Comparison& comparison) {
 
 void DisagreementTally::add(const Comparison& comparison, const char* mutation) {
   ++total_;
-  ClassStats& stats = classes_[comparison.disagreement_class()];
+  ClassStats& stats = classes_[comparison.disagreement_class(coarse_)];
   if (stats.count++ == 0) stats.example = describe_case(comparison) + " (" + mutation + ")";
 }
 

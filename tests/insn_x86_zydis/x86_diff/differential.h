@@ -28,7 +28,7 @@ struct Comparison {
   // Empty, or which layout field differs ("disp", "imm", "rel-target", ...); both valid.
   std::string field_mismatch() const;
   // "64 ours=ok(4) zydis=DECODING_ERROR legacy 0f 1e pfx=f3 /7 reg"
-  std::string disagreement_class() const;
+  std::string disagreement_class(bool coarse = false) const;
 };
 
 Comparison compare_decoders(std::span<const uint8_t> bytes, const insn::x86::DecoderConfig& config,
@@ -55,6 +55,8 @@ class DisagreementTally {
  public:
   void add(const Comparison& comparison, const char* mutation);
   void add_expected(const ExpectedException& exception);
+  // Classes without the ModRM/VEX.L/W detail, for an overview of long runs.
+  void set_coarse(bool coarse) { coarse_ = coarse; }
   uint64_t total() const { return total_; }
   size_t class_count() const { return classes_.size(); }
   // The classes sorted by count, at most `limit` of them, one line each with an example.
@@ -69,6 +71,7 @@ class DisagreementTally {
   std::map<std::string, ClassStats> classes_;
   std::map<std::string, uint64_t> expected_;
   uint64_t total_ = 0;
+  bool coarse_ = false;
 };
 
 const char* decode_status_name(insn::x86::DecodeStatus status);

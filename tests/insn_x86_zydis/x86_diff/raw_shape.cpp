@@ -112,7 +112,7 @@ RawShape scan_raw_shape(std::span<const uint8_t> bytes, Mode mode) {
   return shape;
 }
 
-std::string describe_opcode_class(const RawShape& shape) {
+std::string describe_opcode_class(const RawShape& shape, bool coarse) {
   std::string text;
   switch (shape.encoding) {
     case RawEncoding::Legacy: text = "legacy"; break;
@@ -129,12 +129,14 @@ std::string describe_opcode_class(const RawShape& shape) {
   } else if (shape.encoding == RawEncoding::ThreeDNow) {
     text += " 0f 0f";
   } else {
-    text += fmt::format(" map{} {:02x} L{} W{}", shape.map, shape.opcode, shape.l, shape.w ? 1 : 0);
+    text += fmt::format(" map{} {:02x}", shape.map, shape.opcode);
+    if (!coarse) text += fmt::format(" L{} W{}", shape.l, shape.w ? 1 : 0);
   }
   if (const uint8_t pfx = shape.mandatory_prefix(); pfx != 0) text += fmt::format(" pfx={:02x}", pfx);
   if (shape.encoding == RawEncoding::Legacy && shape.has_f0) text += " lock";
   // ModRM.reg selects group members in the legacy maps; in the VEX/EVEX maps it is mostly
   // a register, so only register vs memory form names the class there.
+  if (coarse) return text;
   if (shape.has_modrm_byte && shape.encoding == RawEncoding::Legacy) text += fmt::format(" /{}", shape.modrm_reg());
   if (shape.has_modrm_byte) text += shape.modrm_is_register() ? " reg" : " mem";
   return text;

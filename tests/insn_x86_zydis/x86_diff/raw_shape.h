@@ -38,8 +38,9 @@ struct RawShape {
 
 RawShape scan_raw_shape(std::span<const uint8_t> bytes, insn::x86::Mode mode);
 
-// "legacy 0f 38 f0 pfx=f2 /1 mem": a stable name of the opcode class a case falls in.
-std::string describe_opcode_class(const RawShape& shape);
+// "legacy 0f 38 f0 pfx=f2 /1 mem": a stable name of the opcode class a case falls in;
+// coarse drops the ModRM and VEX.L/W parts ("legacy 0f 38 f0 pfx=f2").
+std::string describe_opcode_class(const RawShape& shape, bool coarse = false);
 
 bool is_legacy_prefix(uint8_t byte);
 
