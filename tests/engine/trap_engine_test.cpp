@@ -346,3 +346,158 @@ TEST(TrapEngineTest, SigintDetachesAndTheAttachedProgramRunsOnUntouched) {
 
 }  // namespace
 }  // namespace xprobe::probe::engine
+
+namespace xprobe::probe::engine {
+namespace {
+
+using namespace xprobe::testing;
+
+TEST(TrapEngineTest, SignalsAndGroupStopsReachTheProgramUnchanged) {
+  std::string program = e2e_program("signals");
+  auto untraced = run_untraced({program});
+  ProbeId busy = 0, handler = 0;
+  auto run = run_traced({program}, [&](TrapEngine& engine, target::Process& process) {
+    // Every instruction of busy(): a timer signal lands while threads are in slots.
+    uint64_t start = symbol_address(process.pid(), program, "busy");
+    for (uint64_t address : instruction_boundaries(process, start, symbol_size(program, "busy"))) {
+      ProbeSpec spec;
+      spec.address = address;
+      auto id = engine.add_probe(spec);
+      ASSERT_TRUE(id) << id.error().message;
+      if (address == start) busy = *id;
+    }
+    ProbeSpec spec;
+    spec.address = symbol_address(process.pid(), program, "in_handler");
+    spec.is_return = true;
+    auto id = engine.add_probe(spec);
+    ASSERT_TRUE(id) << id.error().message;
+    handler = *id;
+  }, [&](TrapEngine& engine) {
+    EXPECT_EQ(engine.stats(busy).hits, 6000u);  // a hit interrupted by a signal and replayed counts once
+    EXPECT_EQ(engine.stats(handler).hits, 20u);
+  });
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  EXPECT_EQ(run.output, untraced.output);
+  EXPECT_EQ(exit_status_of(run.result), untraced.exit_status);
+}
+
+TEST(TrapEngineTest, ExecDropsProbesAndTheHandlerPlantsThemInTheNewImage) {
+  std::string program = e2e_program("execer");
+  auto untraced = run_untraced({program});
+  ASSERT_EQ(untraced.exit_status, 4);
+  ProbeId before = 0, after = 0;
+  std::vector<uint64_t> arguments;
+  auto run = run_traced({program}, [&](TrapEngine& engine, target::Process& process) {
+    ProbeSpec spec;
+    spec.address = symbol_address(process.pid(), program, "work");
+    spec.on_hit = [&](const HitContext& hit) { arguments.push_back(hit.registers.raw.rdi); };
+    auto id = engine.add_probe(spec);
+    ASSERT_TRUE(id) << id.error().message;
+    before = *id;
+    engine.set_exec_handler([&, spec](TrapEngine& again) mutable {
+      spec.address = symbol_address(again.process().pid(), program, "work");
+      auto new_id = again.add_probe(spec);
+      ASSERT_TRUE(new_id) << new_id.error().message;
+      after = *new_id;
+    });
+  }, [&](TrapEngine& engine) {
+    EXPECT_EQ(engine.stats(before).hits, 1u);
+    EXPECT_EQ(engine.stats(after).hits, 2u);
+  });
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  EXPECT_EQ(arguments, (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_EQ(run.output, untraced.output);
+  EXPECT_EQ(exit_status_of(run.result), untraced.exit_status);
+}
+
+// posix_spawn's child shares memory with breakpoints in it until it execs; a probe on
+// execve (in libc, planted from an internal breakpoint at main once libc is loaded) is hit
+// by that child and must be stepped over silently.
+TEST(TrapEngineTest, VforkChildSharingOurBreakpointsIsCarriedToItsExec) {
+  std::string program = e2e_program("spawner");
+  auto untraced = run_untraced({program});
+  ProbeId work = 0, execve_probe = 0;
+  bool planted_from_main = false;
+  auto run = run_traced({program}, [&](TrapEngine& engine, target::Process& process) {
+    ProbeSpec spec;
+    spec.address = symbol_address(process.pid(), program, "work");
+    auto id = engine.add_probe(spec);
+    ASSERT_TRUE(id) << id.error().message;
+    work = *id;
+    auto main_break = engine.add_internal_breakpoint(
+        symbol_address(process.pid(), program, "main"), [&](const HitContext& hit) {
+          std::string libc = mapped_object(hit.process.pid(), "libc.so");
+          ASSERT_FALSE(libc.empty());
+          ProbeSpec in_libc;
+          in_libc.address = symbol_address(hit.process.pid(), libc, "execve");
+          ASSERT_NE(in_libc.address, 0u);
+          auto libc_id = engine.add_probe(in_libc);
+          ASSERT_TRUE(libc_id) << libc_id.error().message;
+          execve_probe = *libc_id;
+          planted_from_main = true;
+        });
+    ASSERT_TRUE(main_break) << main_break.error().message;
+  }, [&](TrapEngine& engine) {
+    EXPECT_EQ(engine.stats(work).hits, 3u);
+    EXPECT_EQ(engine.stats(execve_probe).hits, 0u);  // only the children exec
+  });
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  EXPECT_TRUE(planted_from_main);
+  EXPECT_EQ(run.output, untraced.output);
+  EXPECT_EQ(exit_status_of(run.result), untraced.exit_status);
+}
+
+TEST(TrapEngineTest, RepeatedAttachTraceDetachCyclesOnABusyMultithreadedProgram) {
+  std::string program = e2e_program("ticker");
+  auto untraced = run_untraced({program, "400"});
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(pipe_fds[1], 1);
+    close(pipe_fds[0]);
+    execl(program.c_str(), program.c_str(), "400", nullptr);
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  uint64_t total_hits = 0;
+  int cycles = 0;
+  for (; cycles < 20; ++cycles) {
+    auto process = target::Process::attach(pid);
+    if (!process) break;  // finished early
+    TrapEngine engine(**process, engine_options());
+    uint64_t tick = symbol_address(pid, program, "tick");
+    for (uint64_t address : instruction_boundaries(**process, tick, symbol_size(program, "tick"))) {
+      ProbeSpec spec;
+      spec.address = address;
+      spec.on_hit = [&](const HitContext&) {
+        if (++total_hits % 7 == 0) target::request_stop();
+      };
+      ASSERT_TRUE(engine.add_probe(spec));
+    }
+    ProbeSpec ret;
+    ret.address = tick;
+    ret.is_return = true;
+    ASSERT_TRUE(engine.add_probe(ret));
+    auto result = engine.run();
+    target::clear_stop_request();
+    ASSERT_TRUE(result) << result.error().message;
+    if (result->end != RunEnd::Detached) break;
+  }
+  EXPECT_GE(cycles, 5);
+  EXPECT_GT(total_hits, 20u);
+  std::string output;
+  char buffer[256];
+  ssize_t got;
+  while ((got = read(pipe_fds[0], buffer, sizeof buffer)) > 0) output.append(buffer, static_cast<size_t>(got));
+  close(pipe_fds[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), untraced.exit_status);
+  EXPECT_EQ(output, untraced.output);
+}
+
+}  // namespace
+}  // namespace xprobe::probe::engine

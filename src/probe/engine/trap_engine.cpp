@@ -328,6 +328,10 @@ Status TrapEngine::handle_trap(Process& process, const StopEvent& event, bool re
   auto registers = process.get_registers(tid);
   if (!registers) return registers.error();
   registers->set_ip(address);
+  if (auto replay = replays_.find(tid); replay != replays_.end()) {
+    if (replay->second == std::make_pair(address, registers->sp())) report = false;
+    replays_.erase(replay);
+  }
   if (report) {
     HitContext context{process, tid, address, *registers, process};
     current_tid_ = tid;
@@ -355,12 +359,14 @@ Status TrapEngine::handle_trap(Process& process, const StopEvent& event, bool re
         ++probe.stats.misses;
         continue;
       }
+      // Frames entered at or below this rsp are over (a live caller's frame lies above);
+      // dropping them may unplant a return site, so that comes before planting ours.
+      discard_frames_below(tid, registers->sp() + 1);
       auto return_site = site_for(return_address);
       if (!return_site) {
         ++probe.stats.misses;
         continue;
       }
-      discard_frames_below(tid, registers->sp() + 1);
       Frame frame;
       frame.probe = id;
       frame.function = address;
@@ -387,6 +393,20 @@ const TrapEngine::Site* TrapEngine::site_of_slot_ip(uint64_t ip) const {
     if (site->slot != 0 && ip >= site->slot && ip < site->slot + ax86::kSlotSize) return site.get();
   }
   return nullptr;
+}
+
+Status TrapEngine::move_thread_out_of_slot(Process& process, pid_t tid, bool remember_replay) {
+  auto registers = process.get_registers(tid);
+  if (!registers) return {};
+  const Site* site = site_of_slot_ip(registers->ip());
+  if (!site) return {};
+  uint64_t original = ax86::original_address_for_slot_ip(registers->ip(), site->slot, site->address, site->insn.length);
+  if (original == 0) return {};
+  // Back at the probed address the thread will trap there again once the handler returns:
+  // that is the same hit, not a new one.
+  if (remember_replay && original == site->address) replays_[tid] = {site->address, registers->sp()};
+  registers->set_ip(original);
+  return process.set_registers(tid, *registers);
 }
 
 Status TrapEngine::move_out_of_slots(Process& process) {
@@ -461,6 +481,7 @@ Status TrapEngine::on_exec() {
   areas_.clear();
   retired_.clear();
   shadow_stacks_.clear();
+  replays_.clear();
   for (auto& [id, probe] : probes_) {
     probe->removed = true;
     probe->active = 0;
@@ -485,13 +506,11 @@ Result<RunResult> TrapEngine::run() {
       case StopKind::Trap:
         handled = handle_trap(process_, event, true);
         break;
-      case StopKind::Signal: {
+      case StopKind::Signal:
         // A handler must see original addresses, never a slot.
-        auto registers = process_.get_registers(event.tid);
-        if (registers && site_of_slot_ip(registers->ip())) (void)move_out_of_slots(process_);
-        handled = process_.resume(event.tid, event.signal);
+        handled = move_thread_out_of_slot(process_, event.tid, true);
+        if (handled) handled = process_.resume(event.tid, event.signal);
         break;
-      }
       case StopKind::NewThread:
         handled = process_.resume(event.tid);
         break;
@@ -505,6 +524,7 @@ Result<RunResult> TrapEngine::run() {
         if (handled) handled = process_.resume(event.tid);
         break;
       case StopKind::ThreadExited: {
+        replays_.erase(event.tid);
         auto stack = shadow_stacks_.find(event.tid);
         if (stack != shadow_stacks_.end()) {
           std::vector<Frame> frames = std::move(stack->second);

@@ -140,6 +140,7 @@ class TrapEngine {
   Status on_vfork_child_event(pid_t tid);
   Status on_exec();
   Status move_out_of_slots(target::Process& process);
+  Status move_thread_out_of_slot(target::Process& process, pid_t tid, bool remember_replay);
   const Site* site_of_slot_ip(uint64_t ip) const;
   Result<insn::x86::X86Insn> decode_at(uint64_t address, std::vector<uint8_t>& bytes);
 
@@ -149,6 +150,7 @@ class TrapEngine {
   std::map<ProbeId, std::unique_ptr<Probe>> probes_;
   std::map<pid_t, std::vector<Frame>> shadow_stacks_;
   std::vector<SlotArea> areas_;
+  std::map<pid_t, std::pair<uint64_t, uint64_t>> replays_;  // tid -> {address, rsp} of a hit being replayed
   std::set<uint64_t> retired_;  // addresses whose breakpoint was removed: a late trap there is ours
   std::map<pid_t, std::unique_ptr<target::Process>> vfork_children_;
   std::function<void(TrapEngine&)> exec_handler_;
