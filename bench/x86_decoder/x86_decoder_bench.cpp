@@ -143,15 +143,14 @@ class RateCollector : public benchmark::ConsoleReporter {
   bool quiet_;
 };
 
-double rate_of(const RateCollector& collector, const std::string& prefix) {
-  for (const auto& [name, rate] : collector.rates)
-    if (name.rfind(prefix, 0) == 0) return rate;
-  return 0;
+// "BM_Zydis" names the run "BM_Zydis" or "BM_Zydis/<arguments>", never "BM_ZydisMinimal".
+bool is_run_of(const std::string& run_name, const std::string& benchmark) {
+  return run_name == benchmark || run_name.rfind(benchmark + "/", 0) == 0;
 }
 
-double count_of(const RateCollector& collector, const std::string& prefix) {
-  for (const auto& [name, count] : collector.counts)
-    if (name.rfind(prefix, 0) == 0) return count;
+double value_of(const std::map<std::string, double>& values, const std::string& benchmark) {
+  for (const auto& [name, value] : values)
+    if (is_run_of(name, benchmark)) return value;
   return 0;
 }
 
@@ -174,23 +173,23 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks(&collector);
   benchmark::Shutdown();
 
-  const double xprobe = rate_of(collector, "BM_Xprobe");
-  const double zydis = rate_of(collector, "BM_Zydis/") > 0 ? rate_of(collector, "BM_Zydis/") : rate_of(collector, "BM_Zydis");
-  const double capstone = rate_of(collector, "BM_Capstone");
+  const double xprobe = value_of(collector.rates, "BM_Xprobe");
+  const double zydis = value_of(collector.rates, "BM_Zydis");
+  const double capstone = value_of(collector.rates, "BM_Capstone");
   struct Row {
     const char* name;
     const char* benchmark;
     double rate;
   };
   const Row rows[] = {{"xprobe", "BM_Xprobe", xprobe},
-                      {"Zydis 4 (DecodeInstruction, no operands)", "BM_Zydis/", zydis},
-                      {"Zydis 4 (MINIMAL mode)", "BM_ZydisMinimal", rate_of(collector, "BM_ZydisMinimal")},
+                      {"Zydis 4 (DecodeInstruction, no operands)", "BM_Zydis", zydis},
+                      {"Zydis 4 (MINIMAL mode)", "BM_ZydisMinimal", value_of(collector.rates, "BM_ZydisMinimal")},
                       {"Capstone 4 (detail off)", "BM_Capstone", capstone}};
   std::printf("\nlibc .text: %s, %zu bytes\n\n", kLibc, libc_text().bytes.size());
   std::printf("| decoder | M insn/s | ratio to Zydis | insns per sweep |\n|---|---:|---:|---:|\n");
   for (const Row& row : rows) {
     std::printf("| %s | %.1f | %s | %.0f |\n", row.name, row.rate / 1e6,
-                zydis > 0 ? fmt::format("{:.2f}x", row.rate / zydis).c_str() : "-", count_of(collector, row.benchmark));
+                zydis > 0 ? fmt::format("{:.2f}x", row.rate / zydis).c_str() : "-", value_of(collector.counts, row.benchmark));
   }
   if (xprobe > 0 && zydis > 0) std::printf("\nxprobe/Zydis = %.2f\n", xprobe / zydis);
   if (xprobe > 0 && capstone > 0) std::printf("xprobe/Capstone = %.2f\n", xprobe / capstone);
