@@ -16,7 +16,8 @@ import x86_opcode_map as omap  # noqa: E402
 
 KIND_INVALID, KIND_OP, KIND_GROUP, KIND_GROUP_EXACT, KIND_PREFIX, KIND_ESCAPE = range(6)
 MODRM_KINDS = {"-": 0, "r": 1, "m": 2, "x": 3, "R": 4}
-MODE_BITS = {"-": 0, "i64": 1, "o64": 2}  # bit 0: invalid in 64-bit mode, bit 1: invalid in 32-bit mode
+# bit 0: invalid in 64-bit mode, bit 1: invalid in 32-bit mode, bit 2: invalid in 64-bit mode on AMD
+MODE_BITS = {"-": 0, "i64": 1, "o64": 2, "intel64": 4}
 
 # Table name -> spaces; maps with mandatory-prefix columns get 4 * 256 entries.
 TABLES = [
@@ -110,7 +111,8 @@ def main():
     out.append("enum : uint8_t { kKindInvalid, kKindOp, kKindGroup, kKindGroupExact, kKindPrefix, kKindEscape };")
     out.append("enum : uint8_t { kModrmNone, kModrmAny, kModrmMem, kModrmReg, kModrmRegAlways };")
     out.append("enum : uint8_t { " + ", ".join("kImm" + (k if k != "-" else "None") for k in omap.IMM_KINDS) + " };")
-    out.append("enum : uint8_t { kInvalidIn64 = 1, kInvalidIn32 = 2 };")
+    out.append("enum : uint8_t { kInvalidIn64 = 1, kInvalidIn32 = 2, kInvalidIn64OnAmd = 4 };")
+    out.append("inline constexpr uint16_t kAttrNeedsSib = 1u << 13;")
     out.append("inline constexpr uint16_t kAttrLockable = 1u << 15;")
     out.append("inline constexpr uint16_t kAttrMandatoryPrefix = 1u << 14;")
     out.append("struct Entry {")

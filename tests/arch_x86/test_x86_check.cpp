@@ -100,7 +100,6 @@ TEST(X86Check, Policy) {
       {{0x0f, 0x01, 0xd5}, false, "xend"},
       {{0xc7, 0xf8, 0x00, 0x00, 0x00, 0x00}, false, "xbegin"},
       {{0x0f, 0x01, 0xd6}, false, "xtest"},
-      {{0x0f, 0x34}, false, "sysenter"},
       {{0x48, 0x0f, 0x07}, false, "sysretq"},
       {{0x48, 0xcf}, false, "iretq"},
       {{0xcb}, false, "far ret"},
@@ -123,6 +122,10 @@ TEST(X86Check, Policy) {
       EXPECT_EQ(o.bytes, c.bytes) << c.what;
     }
   }
+  // SYSENTER exists in 64-bit mode on Intel only.
+  const DecoderConfig intel{Mode::Long64, Vendor::Intel};
+  EXPECT_EQ(check({0x0f, 0x34}, kStart, intel).verdict, Verdict::Unprobeable);
+  EXPECT_EQ(check({0x0f, 0x34}, kStart, k32).verdict, Verdict::Unprobeable);
   const CheckOutcome o = check({0x90, 0xcc}, kStart + 1);
   EXPECT_EQ(o.message().rfind("Could not insert probe at address 0x401001 due to: cannot probe the instruction cc (int): ",
                               0),

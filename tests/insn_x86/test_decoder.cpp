@@ -327,7 +327,6 @@ TEST(X86Decoder, FlowKinds) {
       {{0xcd, 0x80}, FlowKind::Interrupt, 2},
       {{0xf1}, FlowKind::Interrupt, 1},
       {{0x0f, 0x05}, FlowKind::Syscall, 2},
-      {{0x0f, 0x34}, FlowKind::Syscall, 2},
       {{0x48, 0xcf}, FlowKind::Iret, 2},
       {{0x0f, 0x0b}, FlowKind::Ud, 2},
       {{0x0f, 0xb9, 0x00}, FlowKind::Ud, 3},
@@ -340,6 +339,12 @@ TEST(X86Decoder, FlowKinds) {
     EXPECT_EQ(d.insn.flow, c.flow) << std::hex << int(c.bytes[0]);
     EXPECT_EQ(d.insn.length, c.length) << std::hex << int(c.bytes[0]);
   }
+  // SYSENTER: Intel only in 64-bit mode (APM vol. 3 SYSENTER: "#UD in long mode").
+  Decoded sysenter = run({0x0f, 0x34}, kIntel64);
+  ASSERT_EQ(sysenter.status, DecodeStatus::Ok);
+  EXPECT_EQ(sysenter.insn.flow, FlowKind::Syscall);
+  EXPECT_EQ(run({0x0f, 0x34}, kAmd64).status, DecodeStatus::Invalid);
+  EXPECT_EQ(run({0x0f, 0x34}, kAmd32).status, DecodeStatus::Ok);
   EXPECT_TRUE(run({0xc3}).insn.has(attr::kStackImplicit));
   EXPECT_TRUE(run({0xf4}).insn.has(attr::kPrivileged));
   EXPECT_TRUE(run({0xcb}).insn.has(attr::kChangesCodeSegment));
@@ -391,6 +396,9 @@ TEST(X86Decoder, Vex) {
   EXPECT_EQ(run({0x66, 0xc5, 0xf8, 0x77}).status, DecodeStatus::Invalid);  // SDM 2.3.2: 66 before VEX
   EXPECT_EQ(run({0x48, 0xc5, 0xf8, 0x77}).status, DecodeStatus::Invalid);  // REX before VEX
   EXPECT_EQ(run({0xc4, 0xe0, 0x78, 0x10, 0xc0}).status, DecodeStatus::Invalid);  // map 0 reserved
+  // VSIB: a gather without a SIB byte is #UD (SDM vol. 2 2.3.12). vpgatherdd xmm0,[rax+xmm1*1],xmm2:
+  EXPECT_EQ(length_of({0xc4, 0xe2, 0x69, 0x90, 0x04, 0x08}), 6);
+  EXPECT_EQ(run({0xc4, 0xe2, 0x69, 0x90, 0x00}).status, DecodeStatus::Invalid);
   // AMX TILELOADD tmm0,[rax+rcx]: VEX.128.F2.0F38.W0 4B /r, 64-bit only.
   EXPECT_EQ(length_of({0xc4, 0xe2, 0x7b, 0x4b, 0x04, 0x08}), 6);
   EXPECT_EQ(run({0xc4, 0xe2, 0x7b, 0x4b, 0x04, 0x08}, kAmd32).status, DecodeStatus::Invalid);

@@ -70,6 +70,8 @@ class Decoder {
         avail_(bytes.size() < kMaxLength ? static_cast<unsigned>(bytes.size()) : kMaxLength),
         is64_(config.mode == Mode::Long64),
         amd_(config.vendor == Vendor::Amd),
+        mode_invalid_mask_(static_cast<uint8_t>(
+            is64_ ? tables::kInvalidIn64 | (amd_ ? tables::kInvalidIn64OnAmd : 0) : tables::kInvalidIn32)),
         out_(out) {}
 
   DecodeStatus run(uint64_t address);
@@ -104,6 +106,7 @@ class Decoder {
   unsigned avail_;
   bool is64_;
   bool amd_;
+  uint8_t mode_invalid_mask_;
   X86Insn& out_;
   unsigned i_ = 0;
   uint8_t last_rep_ = 0;
@@ -268,7 +271,9 @@ DecodeStatus Decoder::decode_modrm_and_rest(Entry entry) {
   } else if (entry.kind != kKindOp) {
     return invalid();
   }
-  if ((entry.mode & (is64_ ? kInvalidIn64 : kInvalidIn32)) != 0) return invalid();
+  if ((entry.mode & mode_invalid_mask_) != 0) return invalid();
+  // VSIB (gathers/scatters) and AMX tile loads/stores #UD without a SIB byte (SDM vol. 2 2.3.12).
+  if ((entry.aux & kAttrNeedsSib) != 0 && !out_.has_sib) return invalid();
   // LOCK is #UD unless the instruction allows it and has a memory destination (SDM vol. 2, LOCK).
   if (out_.prefixes.lock && ((entry.aux & kAttrLockable) == 0 || !out_.has_modrm || out_.modrm_mod() == 3))
     return invalid();
@@ -329,7 +334,7 @@ DecodeStatus Decoder::decode_modrm_and_rest(Entry entry) {
   out_.length = static_cast<uint8_t>(i_);
   const auto flow = static_cast<FlowKind>(entry.flow);
   out_.flow = flow;
-  uint32_t attributes = entry.aux & ~static_cast<uint32_t>(kAttrLockable | kAttrMandatoryPrefix);
+  uint32_t attributes = entry.aux & ~static_cast<uint32_t>(kAttrLockable | kAttrMandatoryPrefix | kAttrNeedsSib);
   const Prefixes& pf = out_.prefixes;
   if ((entry.aux & kAttrMandatoryPrefix) != 0) {
     out_.prefixes.mandatory = last_rep_ != 0 ? last_rep_ : 0x66;
