@@ -275,6 +275,9 @@ TEST(ParseArguments, SeedAliases) {
   EXPECT_EQ(d.arguments[4].expression.source.text, "r12");  // r15 r14 r13 r12 ...: index 3
   EXPECT_EQ(only_argument(parse_ok("p foo r0")).expression.source.text, "r15");
   EXPECT_EQ(only_argument(parse_ok("p foo r26")).expression.source.text, "gs");
+  EXPECT_EQ(only_argument(parse_ok("p foo r8")).expression.source.text, "r9");  // not %r8
+  EXPECT_EQ(only_argument(parse_ok("p foo r6", insn::Arch::I386)).expression.source.text, "ax");
+  EXPECT_EQ(only_argument(parse_ok("p foo r31", insn::Arch::AArch64)).expression.source.text, "sp");
 }
 
 TEST(ParseArguments, MemoryForms) {
