@@ -17,6 +17,8 @@ std::string CheckOutcome::message() const {
     case Verdict::UnknownInstruction:
       return head + "Unknown instruction: " + format_hex_bytes(bytes);
     case Verdict::Unprobeable:
+      // The kind says little when it is "none" (no control flow): the reason says it all.
+      if (kind.empty() || kind == "none") return head + fmt::format("cannot probe the instruction {}: {}", format_hex_bytes(bytes), reason);
       return head + fmt::format("cannot probe the instruction {} ({}): {}", format_hex_bytes(bytes), kind, reason);
     case Verdict::Misaligned:
       return head + fmt::format("misaligned address: {}", reason.empty() ? "not an instruction boundary" : reason);

@@ -1,0 +1,71 @@
+// `xprobe check` on examples/probe_points.S, whose instructions are known by construction.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "run_command.h"
+
+namespace {
+
+CommandResult check(const std::string& place) {
+  return run_command(fmt::format("{} check {} {}", XPROBE_PATH, PROBE_POINTS_PATH, place));
+}
+
+}  // namespace
+
+TEST(CheckCommand, AcceptsInstructionBoundaries) {
+  for (const char* place : {"accepted_function", "accepted_function+1", "accepted_function+4",
+                            "accepted_function+11", "accepted_function+14", "accepted_function+15"}) {
+    auto result = check(place);
+    EXPECT_EQ(result.exit_status, 0) << place << ": " << result.out;
+    EXPECT_NE(result.out.find("accepted"), std::string::npos) << result.out;
+  }
+}
+
+TEST(CheckCommand, RefusesTheMiddleOfAnInstruction) {
+  const uint64_t start = nm_address(PROBE_POINTS_PATH, "accepted_function");
+  ASSERT_NE(start, 0u);
+  // push %rbp (1 byte), then mov %rsp,%rbp = 48 89 e5: +2 is inside it.
+  auto result = check("accepted_function+2");
+  EXPECT_EQ(result.exit_status, 1) << result.out;
+  EXPECT_NE(result.out.find(fmt::format("Could not insert probe at address {:#x} due to: not on an instruction boundary",
+                                        start + 2)),
+            std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find(fmt::format("inside the instruction at {:#x} (48 89 e5)", start + 1)), std::string::npos)
+      << result.out;
+}
+
+TEST(CheckCommand, UnknownInstructionInTheSeedsWords) {
+  const uint64_t start = nm_address(PROBE_POINTS_PATH, "unknown_instruction_function");
+  ASSERT_NE(start, 0u);
+  // nop; .byte 0x06 (invalid in 64-bit mode); lea -0x25(%rip),%rdx; ret
+  auto result = check("unknown_instruction_function+2");
+  EXPECT_EQ(result.exit_status, 1) << result.out;
+  EXPECT_EQ(result.out, fmt::format("Could not insert probe at address {:#x} due to: Unknown instruction: "
+                                    "06 48 8d 15 db ff ff ff c3\n",
+                                    start + 2));
+  // Before the bad byte, the walk has not met it: accepted.
+  EXPECT_EQ(check("unknown_instruction_function").exit_status, 0);
+}
+
+TEST(CheckCommand, RefusesPrivilegedInstruction) {
+  auto result = check("privileged_function+1");
+  EXPECT_EQ(result.exit_status, 1) << result.out;
+  EXPECT_NE(result.out.find("cannot probe"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("f4"), std::string::npos) << result.out;  // hlt
+}
+
+TEST(CheckCommand, ClearErrorsForBadInput) {
+  auto missing = run_command(fmt::format("{} check /nonexistent/file main", XPROBE_PATH));
+  EXPECT_EQ(missing.exit_status, 2);
+  EXPECT_NE(missing.out.find("/nonexistent/file: cannot open"), std::string::npos) << missing.out;
+  auto not_elf = run_command(fmt::format("{} check /etc/hostname main", XPROBE_PATH));
+  EXPECT_EQ(not_elf.exit_status, 2);
+  EXPECT_NE(not_elf.out.find("not an ELF file"), std::string::npos) << not_elf.out;
+  auto no_symbol = check("no_such_function");
+  EXPECT_EQ(no_symbol.exit_status, 2);
+  EXPECT_NE(no_symbol.out.find("no function named 'no_such_function'"), std::string::npos) << no_symbol.out;
+  auto bad_offset = check("accepted_function+zz");
+  EXPECT_EQ(bad_offset.exit_status, 2);
+  EXPECT_NE(bad_offset.out.find("bad offset"), std::string::npos) << bad_offset.out;
+}
