@@ -40,10 +40,16 @@ std::string format_ftrace_event(const EventRecord& record, const EventCatalog& c
   out += format_timestamp(record.timestamp_ns);
   out += ": ";
   out += description ? description->event : fmt::format("probe{}", record.probe_id);
+  const auto where = [&](uint64_t address, bool name_only) {
+    if (options.symbolic_addresses && symbolizer) {
+      if (auto text = symbolizer(address)) return name_only ? text->substr(0, text->find('+')) : *text;
+    }
+    return fmt::format("0x{:x}", address);
+  };
   if (record.function_address) {
-    out += fmt::format(": (0x{:x} <- 0x{:x})", record.address, *record.function_address);
+    out += fmt::format(": ({} <- {})", where(record.address, false), where(*record.function_address, true));
   } else {
-    out += fmt::format(": (0x{:x})", record.address);
+    out += fmt::format(": ({})", where(record.address, false));
   }
   for (size_t i = 0; i < record.values.size(); ++i) {
     const std::string name = description && i < description->argument_names.size() ? description->argument_names[i]

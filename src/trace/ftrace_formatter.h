@@ -24,6 +24,10 @@ namespace xprobe::trace {
 
 struct FtraceOptions {
   bool irq_info = true;  // the kernel's default
+  // Print probe addresses the way kprobe events do, "(do_sys_open+0x0/0xd6)" and
+  // "(sys_open+0x1b/0x1d <- do_sys_open)", instead of uprobe events' "(0x446420)".
+  // Addresses the symbolizer does not know stay hexadecimal.
+  bool symbolic_addresses = false;
 };
 
 std::string ftrace_header(uint64_t entries_in_buffer, uint64_t entries_written, unsigned cpus,

@@ -25,6 +25,8 @@ struct ProbeCounters {
 class ProbeStatistics {
  public:
   // Counters live as long as the statistics; references stay valid as probes are added.
+  // Creating counters is for the control thread (when a probe is added); the hit path
+  // keeps the reference and only bumps it.
   ProbeCounters& counters(uint32_t probe_id);
   const ProbeCounters* find(uint32_t probe_id) const;
   void add_dropped(uint64_t count) { dropped_.fetch_add(count, std::memory_order_relaxed); }

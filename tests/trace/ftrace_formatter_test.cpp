@@ -159,3 +159,42 @@ TEST(FtraceEvent, SymbolArguments) {
 
 }  // namespace
 }  // namespace xprobe::trace
+
+namespace xprobe::trace {
+namespace {
+
+TEST(FtraceEvent, SymbolicAddressesAsKprobeEventsPrintThem) {
+  // kprobetrace.rst: "myprobe: (do_sys_open+0x0/0xd6) ..." and
+  // "myretprobe: (sys_open+0x1b/0x1d <- do_sys_open) ..."
+  EventCatalog catalog(2);
+  catalog[0].event = "myprobe";
+  catalog[1].event = "myretprobe";
+  const Symbolizer symbolizer = [](uint64_t address) -> std::optional<std::string> {
+    if (address == 0x1000) return std::string("do_sys_open+0x0/0xd6");
+    if (address == 0x201b) return std::string("sys_open+0x1b/0x1d");
+    return std::nullopt;
+  };
+  FtraceOptions options;
+  options.irq_info = false;
+  options.symbolic_addresses = true;
+  EventRecord entry;
+  entry.comm = "<...>";
+  entry.tid = 1447;
+  entry.cpu = 1;
+  entry.timestamp_ns = 1038282286875000ull;
+  entry.address = 0x1000;
+  EXPECT_EQ(format_ftrace_event(entry, catalog, symbolizer, options),
+            "           <...>-1447    [001]  1038282.286875: myprobe: (do_sys_open+0x0/0xd6)\n");
+  EventRecord exit = entry;
+  exit.probe_id = 1;
+  exit.address = 0x201b;
+  exit.function_address = 0x1000;
+  EXPECT_EQ(format_ftrace_event(exit, catalog, symbolizer, options),
+            "           <...>-1447    [001]  1038282.286875: myretprobe: (sys_open+0x1b/0x1d <- do_sys_open)\n");
+  exit.address = 0x9999;  // unknown: stays hexadecimal
+  EXPECT_EQ(format_ftrace_event(exit, catalog, symbolizer, options),
+            "           <...>-1447    [001]  1038282.286875: myretprobe: (0x9999 <- do_sys_open)\n");
+}
+
+}  // namespace
+}  // namespace xprobe::trace
