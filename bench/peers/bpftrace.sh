@@ -57,7 +57,7 @@ $spec { @hits = count(); }"
   local bpftrace_pid=$!
   while read -r -u "$from_bpftrace" line; do
     case "$line" in
-      "Attaching "*) attached=$(echo "$line" | awk '{ print $2 }') ;;
+      "Attaching "*) attached=$(echo "$line" | awk '{ print $2 - 1 }') ;;  # minus BEGIN
       READY) ready_us=1; break ;;
     esac
   done

@@ -79,7 +79,7 @@ main_entered_us() {  # TIMING_FILE
 attach_symbols() {  # PROBES
   case "$1" in
     libc) "$ELF_SYMBOLS" "$LIBC" '*' --unique-addresses ;;
-    *) "$ELF_SYMBOLS" "$ATTACH_TARGET" 'probe_target_*' | sort | head -n "$1" ;;
+    *) "$ELF_SYMBOLS" "$ATTACH_TARGET" 'probe_target_*' | sort | awk -v n="$1" 'NR <= n' ;;
   esac
 }
 
