@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "probe/definition_parser.h"
+#include "probe/definition_text.h"
 
 namespace xprobe::probe {
 namespace {
@@ -119,7 +120,18 @@ TEST(KernelConformance, SameVerdictsAsTheRunningKernel) {
   for (const std::string& definition : cases) {
     const auto ours = parse_definition(definition);
     const KernelVerdict kernel = ask_kernel(dir, definition);
-    if (kernel.accepted) write_line(std::string(dir) + "/uprobe_events", "-:xprobe_conf/ev");
+    if (kernel.accepted) {
+      // The kernel's listing of the event must be what xprobe writes back.
+      std::istringstream listing(read_file(std::string(dir) + "/uprobe_events"));
+      std::string listed;
+      for (std::string line; std::getline(listing, line);) {
+        if (line.rfind("p:xprobe_conf/", 0) == 0 || line.rfind("r:xprobe_conf/", 0) == 0) listed = line;
+      }
+      if (ours.ok()) {
+        EXPECT_EQ(to_uprobe_events_line(ours.value()), listed) << definition;
+      }
+      write_line(std::string(dir) + "/uprobe_events", "-:xprobe_conf/ev");
+    }
     EXPECT_EQ(ours.ok(), kernel.accepted) << definition << "\n" << (ours.ok() ? "" : ours.error().render())
                                           << "kernel: " << kernel.message << " (" << std::strerror(kernel.error) << ")";
     if (!ours.ok() && !kernel.accepted && kernel.column >= 0) {
