@@ -7,7 +7,7 @@
 namespace xprobe::test {
 namespace {
 
-constexpr uint64_t kCasesPerClass = 400;
+constexpr uint64_t kCasesPerClass = 1500;
 
 TEST(Arm64SimulatorVsUnicorn, EveryClassAgrees) {
   UnicornOracle oracle(0x5eed'a64);

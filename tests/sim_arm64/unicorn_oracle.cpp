@@ -4,7 +4,6 @@
 
 #include <array>
 #include <cstring>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -21,21 +20,39 @@ const std::array<const char*, static_cast<size_t>(GeneratedClass::Count)> kNames
     "ldr d lit", "ldr q lit", "ldrsw lit", "prfm lit", "br", "blr", "ret", "braa/brab", "blraa/blrab",
     "braaz/brabz", "blraaz/blrabz", "retaa/retab"};
 
-// The pages a case maps, with their contents (the simulator's memory reader reads the same).
-class PageMemory : public sim::arm64::MemoryReader {
+constexpr uint64_t kWindowSize = 4u << 20;
+constexpr int kWindowCount = 4;
+constexpr uint64_t kCasesPerPlacement = 4096;
+constexpr uint32_t kNop = 0xd503201f;
+
+// What the simulator may read: the windows' NOP fill under this case's overlay; nothing else.
+class WindowMemory : public sim::arm64::MemoryReader {
  public:
-  std::map<uint64_t, std::array<uint8_t, kPage>> pages;
+  WindowMemory(const std::vector<uint64_t>& windows, const std::map<uint64_t, uint8_t>& overlay)
+      : windows_(windows), overlay_(overlay) {}
 
   bool read(uint64_t address, void* buffer, size_t length) override {
     auto* out = static_cast<uint8_t*>(buffer);
     for (size_t i = 0; i < length; ++i) {
-      const auto it = pages.find((address + i) & ~(kPage - 1));
-      if (it == pages.end()) return false;
-      out[i] = it->second[(address + i) & (kPage - 1)];
+      const uint64_t at = address + i;
+      bool mapped = false;
+      for (const uint64_t base : windows_) mapped = mapped || (at >= base && at - base < kWindowSize);
+      if (!mapped) return false;
+      const auto it = overlay_.find(at);
+      out[i] = it != overlay_.end() ? it->second : static_cast<uint8_t>(kNop >> (8 * (at & 3)));
     }
     return true;
   }
+
+ private:
+  const std::vector<uint64_t>& windows_;
+  const std::map<uint64_t, uint8_t>& overlay_;
 };
+
+bool on_unmapped_fetch(uc_engine*, uc_mem_type, uint64_t address, int, int64_t, void* user_data) {
+  static_cast<UnicornOracle*>(user_data)->unmapped_fetch = address;
+  return false;
+}
 
 void check(uc_err err, const char* what) {
   if (err != UC_ERR_OK) throw std::runtime_error(std::string(what) + ": " + uc_strerror(err));
@@ -57,6 +74,33 @@ UnicornOracle::UnicornOracle(uint64_t seed) : random_(seed) {
   check(uc_ctl_set_cpu_model(uc_, UC_CPU_ARM64_MAX), "set cpu model");
   uint64_t cpacr = 3u << 20;  // FPEN: let LDR (literal, SIMD&FP) run
   check(uc_reg_write(uc_, UC_ARM64_REG_CPACR_EL1, &cpacr), "CPACR_EL1");
+  check(uc_hook_add(uc_, &fetch_hook_, UC_HOOK_MEM_FETCH_UNMAPPED, reinterpret_cast<void*>(on_unmapped_fetch), this,
+                    1, 0),
+        "fetch hook");
+  place_windows();
+}
+
+void UnicornOracle::place_windows() {
+  for (const uint64_t base : windows_) check(uc_mem_unmap(uc_, base, kWindowSize), "uc_mem_unmap");
+  windows_.clear();
+  const std::vector<uint32_t> nops(kWindowSize / 4, kNop);
+  while (windows_.size() < kWindowCount) {
+    // 4 MiB-aligned, far from zero and from the top of the 48-bit space, not overlapping.
+    const uint64_t base = ((uint64_t{1} << 34) + random_() % ((uint64_t{1} << 47) - (uint64_t{1} << 35))) &
+                          ~(kWindowSize - 1);
+    bool overlaps = false;
+    for (const uint64_t other : windows_) overlaps = overlaps || other == base;
+    if (overlaps) continue;
+    check(uc_mem_map(uc_, base, kWindowSize, UC_PROT_ALL), "uc_mem_map");
+    check(uc_mem_write(uc_, base, nops.data(), kWindowSize), "uc_mem_write");
+    windows_.push_back(base);
+  }
+  cases_in_place_ = 0;
+}
+
+void UnicornOracle::write(uint64_t address, const void* data, size_t length) {
+  check(uc_mem_write(uc_, address, data, length), "uc_mem_write");
+  for (size_t i = 0; i < length; ++i) overlay_[address + i] = static_cast<const uint8_t*>(data)[i];
 }
 
 UnicornOracle::~UnicornOracle() {
@@ -101,10 +145,17 @@ void UnicornOracle::run(GeneratedClass cls, uint64_t count, DifferentialStats& s
 }
 
 void UnicornOracle::run_one(GeneratedClass cls, DifferentialStats& stats) {
-  const uint32_t word = random_word(cls);
-  // A pc far from zero and from the top, so that every target stays in the 48-bit space.
-  const uint64_t pc = ((uint64_t{1} << 34) + (random_() % ((uint64_t{1} << 46) - (uint64_t{1} << 35)))) & ~uint64_t{3};
-  const auto insn = insn::arm64::decode(word, pc);
+  if (++cases_in_place_ > kCasesPerPlacement) place_windows();
+  const uint64_t window = windows_[random_() % windows_.size()];
+  const uint64_t pc = (window + kWindowSize / 4 + 64 + random_() % (kWindowSize / 2 - 128)) & ~uint64_t{3};
+  uint32_t word = random_word(cls);
+  auto insn = insn::arm64::decode(word, pc);
+  // A literal within a few instructions of pc would put random bytes where QEMU translates
+  // ahead (some unallocated words make QEMU 5 abort): draw such rare encodings again.
+  while (insn.literal_size != 0 && insn.target + 16 > pc && insn.target < pc + 64) {
+    word = random_word(cls);
+    insn = insn::arm64::decode(word, pc);
+  }
 
   sim::arm64::Registers regs;
   for (auto& x : regs.x) {
@@ -123,51 +174,24 @@ void UnicornOracle::run_one(GeneratedClass cls, DifferentialStats& stats) {
   regs.pc = pc;
   const bool register_branch = insn.cls == insn::arm64::InsnClass::Br || insn.cls == insn::arm64::InsnClass::Blr ||
                                insn.cls == insn::arm64::InsnClass::Ret;
-  if (register_branch && insn.rn != 31 && random_() % 8 != 0) {
-    // A target Unicorn can fetch from: 4-aligned, inside the 48-bit physical space.
-    regs.x[insn.rn] = random_() & 0x0000'ffff'ffff'fffcull;
+  if (register_branch && insn.rn != 31) {
+    switch (random_() % 4) {
+      case 0: regs.x[insn.rn] = (window + random_() % kWindowSize) & ~uint64_t{3}; break;  // mapped
+      case 1: break;                                                                     // anything
+      default: regs.x[insn.rn] = random_() & 0x0000'ffff'ffff'fffcull; break;             // unmapped
+    }
   }
 
-  PageMemory memory;
-  auto add_page = [&](uint64_t page) {
-    auto [it, inserted] = memory.pages.try_emplace(page);
-    if (inserted)
-      for (auto& b : it->second) b = static_cast<uint8_t>(random_());
-  };
-  add_page(pc & ~(kPage - 1));
-  if (insn.has_target && insn.literal_size != 0) {
-    add_page(insn.target & ~(kPage - 1));
-    add_page((insn.target + insn.literal_size - 1) & ~(kPage - 1));
+  overlay_.clear();
+  if (insn.literal_size != 0) {
+    std::array<uint8_t, 16> literal{};
+    for (auto& b : literal) b = static_cast<uint8_t>(random_());
+    write(insn.target, literal.data(), literal.size());
   }
-  // Code pages hold NOPs around the instruction: QEMU translates ahead of the one instruction
-  // it executes, and some random words make it abort. A literal page that is also the code
-  // page keeps its random bytes except at pc and pc + 4.
-  constexpr uint32_t kNop = 0xd503201f;
-  auto fill_nops = [&](uint64_t page) {
-    auto& bytes = memory.pages[page];
-    for (size_t i = 0; i < kPage; i += 4) std::memcpy(&bytes[i], &kNop, 4);
-  };
-  // Unicorn fetches the next instruction before it stops: map where execution lands.
-  std::set<uint64_t> landing_pages = {(pc + 4) & ~(kPage - 1)};
-  if (insn.has_target && insn.literal_size == 0 && insn.cls != insn::arm64::InsnClass::Adr &&
-      insn.cls != insn::arm64::InsnClass::Adrp)
-    landing_pages.insert(insn.target & ~(kPage - 1));
-  if (register_branch) landing_pages.insert((insn.rn == 31 ? 0 : regs.x[insn.rn]) & ~(kPage - 1));
-  for (const uint64_t page : landing_pages)
-    if (memory.pages.count(page) == 0) fill_nops(page);
-  const uint64_t code_page_base = pc & ~(kPage - 1);
-  const bool code_page_has_literal =
-      insn.literal_size != 0 && ((insn.target & ~(kPage - 1)) == code_page_base ||
-                                 ((insn.target + insn.literal_size - 1) & ~(kPage - 1)) == code_page_base);
-  if (!code_page_has_literal) fill_nops(code_page_base);
-  auto& code_page = memory.pages[code_page_base];
-  std::memcpy(&code_page[pc & (kPage - 1)], &word, 4);
-  if ((pc & (kPage - 1)) + 4 < kPage) std::memcpy(&code_page[(pc & (kPage - 1)) + 4], &kNop, 4);
+  write(pc, &word, 4);
+  write(pc + 4, &kNop, 4);
+  check(uc_ctl_remove_cache(uc_, pc, pc + 8), "remove cache");
 
-  for (const auto& [page, bytes] : memory.pages) {
-    check(uc_mem_map(uc_, page, kPage, UC_PROT_ALL), "uc_mem_map");
-    check(uc_mem_write(uc_, page, bytes.data(), kPage), "uc_mem_write");
-  }
   for (int n = 0; n < 31; ++n) check(uc_reg_write(uc_, x_register_id(n), &regs.x[n]), "write X");
   check(uc_reg_write(uc_, UC_ARM64_REG_SP, &regs.sp), "write SP");
   uint64_t nzcv = regs.nzcv;
@@ -175,6 +199,7 @@ void UnicornOracle::run_one(GeneratedClass cls, DifferentialStats& stats) {
   for (int n = 0; n < 32; ++n) check(uc_reg_write(uc_, UC_ARM64_REG_Q0 + n, regs.v[n].data()), "write Q");
   check(uc_reg_write(uc_, UC_ARM64_REG_PC, &pc), "write PC");
 
+  unmapped_fetch.reset();
   const uc_err run_status = uc_emu_start(uc_, pc, 0, 0, 1);
 
   sim::arm64::Registers unicorn;
@@ -185,13 +210,25 @@ void UnicornOracle::run_one(GeneratedClass cls, DifferentialStats& stats) {
   unicorn.nzcv = static_cast<uint32_t>(unicorn_nzcv);
   for (int n = 0; n < 32; ++n) check(uc_reg_read(uc_, UC_ARM64_REG_Q0 + n, unicorn.v[n].data()), "read Q");
   check(uc_reg_read(uc_, UC_ARM64_REG_PC, &unicorn.pc), "read PC");
-  for (const auto& [page, bytes] : memory.pages) check(uc_mem_unmap(uc_, page, kPage), "uc_mem_unmap");
 
+  WindowMemory memory(windows_, overlay_);
   const auto simulated = sim::arm64::simulate(insn, pc, regs, memory);
   ++stats.cases;
   ++stats.per_class[generated_class_name(cls)];
+  // Restore the NOP fill (the executed bytes also leave Unicorn's translation cache).
+  for (const auto& [address, byte] : overlay_) {
+    const auto nop_byte = static_cast<uint8_t>(kNop >> (8 * (address & 3)));
+    check(uc_mem_write(uc_, address, &nop_byte, 1), "restore");
+  }
+  check(uc_ctl_remove_cache(uc_, pc, pc + 8), "remove cache");
+
   std::ostringstream why;
-  if (run_status != UC_ERR_OK) why << "unicorn: " << uc_strerror(run_status) << "; ";
+  // Execution left the windows: Unicorn stops at the fetch, and the fetch address must be
+  // where the simulator says execution continues.
+  const bool stopped_at_fetch = run_status == UC_ERR_FETCH_UNMAPPED && unmapped_fetch.has_value();
+  if (run_status != UC_ERR_OK && !stopped_at_fetch) why << "unicorn: " << uc_strerror(run_status) << "; ";
+  if (stopped_at_fetch && simulated.ok() && *unmapped_fetch != simulated->pc)
+    why << "fetch at " << std::hex << *unmapped_fetch << " but simulated pc " << simulated->pc << "; ";
   if (!simulated.ok()) {
     why << "simulator: " << simulated.error().message;
   } else {
