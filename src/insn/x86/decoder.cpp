@@ -95,8 +95,9 @@ class Decoder {
     return out_.prefixes.operand_size ? 1 : 0;
   }
   bool operand_size_16() const { return out_.prefixes.operand_size && (out_.rex & 0x08) == 0; }
-  DecodeStatus decode_modrm_and_rest(Entry entry);
-  bool decode_memory_operand();
+  DecodeStatus decode_modrm_and_rest(tables::Entry entry);
+  uint32_t prefix_attributes(tables::Entry entry, FlowKind flow);
+  __attribute__((always_inline)) bool decode_memory_operand();
   DecodeStatus decode_vex(bool three_byte);
   DecodeStatus decode_evex();
   DecodeStatus decode_xop();
@@ -114,23 +115,26 @@ class Decoder {
 };
 
 DecodeStatus Decoder::run(uint64_t address) {
-  out_ = X86Insn{};
+  // Copying a blank record compiles to a few vector moves; `out_ = X86Insn{}` became a
+  // `rep stos`, whose start-up cost was a third of the decoder's time.
+  static constexpr X86Insn kBlank{};
+  std::memcpy(static_cast<void*>(&out_), &kBlank, sizeof kBlank);
   out_.address = address;
   out_.mode = is64_ ? Mode::Long64 : Mode::Protected32;
   Prefixes& pf = out_.prefixes;
 
   // Legacy prefixes and REX. A REX prefix followed by a legacy prefix is ignored (SDM vol. 2
   // 2.2.1: REX must immediately precede the opcode or the escape byte).
-  uint8_t b;
-  for (;;) {
-    if (!need(1)) return status_;
-    b = p_[i_];
+  if (!need(1)) return status_;
+  uint8_t b = p_[0];
+  while (kPrefixClasses.c[b] != kNotPrefix) {
     const uint8_t cls = kPrefixClasses.c[b];
-    if (cls == kNotPrefix) break;
     if (cls == kRex) {
       if (!is64_) break;  // inc/dec in 32-bit mode
       out_.rex = b;
       ++i_;
+      if (!need(1)) return status_;
+      b = p_[i_];
       continue;
     }
     out_.rex = 0;
@@ -145,6 +149,8 @@ DecodeStatus Decoder::run(uint64_t address) {
       default: break;
     }
     ++i_;
+    if (!need(1)) return status_;
+    b = p_[i_];
   }
   // "last of F2/F3 wins": report only that one.
   if (last_rep_ == 0xf2) pf.rep = false;
@@ -214,7 +220,7 @@ DecodeStatus Decoder::run(uint64_t address) {
   return decode_modrm_and_rest(entry);
 }
 
-bool Decoder::decode_memory_operand() {
+inline bool Decoder::decode_memory_operand() {
   const uint8_t modrm = out_.modrm;
   const unsigned mod = modrm >> 6;
   const unsigned rm = modrm & 7;
@@ -243,6 +249,25 @@ bool Decoder::decode_memory_operand() {
     i_ += disp_size;
   }
   return true;
+}
+
+uint32_t Decoder::prefix_attributes(tables::Entry entry, FlowKind flow) {
+  const Prefixes& pf = out_.prefixes;
+  uint32_t attributes = 0;
+  if ((entry.aux & tables::kAttrMandatoryPrefix) != 0) {
+    if (last_rep_ != 0 || pf.operand_size) out_.prefixes.mandatory = last_rep_ != 0 ? last_rep_ : 0x66;
+  } else if (pf.rep || pf.repne) {
+    attributes |= attr::kRepPrefix;
+  }
+  if (pf.lock) attributes |= attr::kLockPrefix;
+  if (pf.segment != 0) {
+    attributes |= attr::kSegmentOverride;
+    if (pf.segment == 0x64 || pf.segment == 0x65) attributes |= attr::kUsesFsGs;
+  }
+  if (pf.repne && (flow == FlowKind::Jmp || flow == FlowKind::Jcc || flow == FlowKind::Call ||
+                   flow == FlowKind::Ret || flow == FlowKind::IndirectJmp || flow == FlowKind::IndirectCall))
+    attributes |= attr::kBndPrefix;
+  return attributes;
 }
 
 DecodeStatus Decoder::decode_modrm_and_rest(Entry entry) {
@@ -274,8 +299,9 @@ DecodeStatus Decoder::decode_modrm_and_rest(Entry entry) {
   if ((entry.mode & mode_invalid_mask_) != 0) return invalid();
   // VSIB (gathers/scatters) and AMX tile loads/stores #UD without a SIB byte (SDM vol. 2 2.3.12).
   if ((entry.aux & kAttrNeedsSib) != 0 && !out_.has_sib) return invalid();
+  const Prefixes& pf = out_.prefixes;
   // LOCK is #UD unless the instruction allows it and has a memory destination (SDM vol. 2, LOCK).
-  if (out_.prefixes.lock && ((entry.aux & kAttrLockable) == 0 || !out_.has_modrm || out_.modrm_mod() == 3))
+  if (pf.count != 0 && pf.lock && ((entry.aux & kAttrLockable) == 0 || !out_.has_modrm || out_.modrm_mod() == 3))
     return invalid();
 
   unsigned imm_size = 0, imm2_size = 0;
@@ -335,20 +361,7 @@ DecodeStatus Decoder::decode_modrm_and_rest(Entry entry) {
   const auto flow = static_cast<FlowKind>(entry.flow);
   out_.flow = flow;
   uint32_t attributes = entry.aux & ~static_cast<uint32_t>(kAttrLockable | kAttrMandatoryPrefix | kAttrNeedsSib);
-  const Prefixes& pf = out_.prefixes;
-  if ((entry.aux & kAttrMandatoryPrefix) != 0) {
-    out_.prefixes.mandatory = last_rep_ != 0 ? last_rep_ : 0x66;
-  } else if (pf.rep || pf.repne) {
-    attributes |= attr::kRepPrefix;
-  }
-  if (pf.lock) attributes |= attr::kLockPrefix;
-  if (pf.segment != 0) {
-    attributes |= attr::kSegmentOverride;
-    if (pf.segment == 0x64 || pf.segment == 0x65) attributes |= attr::kUsesFsGs;
-  }
-  if (pf.repne && (flow == FlowKind::Jmp || flow == FlowKind::Jcc || flow == FlowKind::Call ||
-                   flow == FlowKind::Ret || flow == FlowKind::IndirectJmp || flow == FlowKind::IndirectCall))
-    attributes |= attr::kBndPrefix;
+  if (pf.count != 0) attributes |= prefix_attributes(entry, flow);
   out_.attributes = attributes;
   if (relative) {
     out_.has_rel_target = true;
