@@ -2,6 +2,8 @@
 // processor as the Intel SDM / AMD APM describe it, within objdump 2.40's ISA coverage).
 // Each entry matches one narrow opcode class on the raw bytes, so that a new bug elsewhere
 // cannot hide behind it; each carries one example the test replays.
+#include <vector>
+
 #include "x86_diff/differential.h"
 
 namespace xprobe::test::x86 {
@@ -94,6 +96,25 @@ bool too_long_and_invalid(const Comparison& c) {
   return (a || b) && c.bytes.size() > 15;
 }
 
+// The input ends inside a VEX/EVEX/XOP prefix or right after it, and no opcode byte could
+// make it an instruction: Zydis refuses from the payload alone, we ask for more bytes.
+// Both refuse; the predicate proves ours would refuse every completion (all 256 opcode
+// bytes), so that a real acceptance bug cannot hide here.
+bool vector_payload_cut_short(const Comparison& c) {
+  if (c.ours != DecodeStatus::Truncated || c.zydis.status != DecodeStatus::Invalid) return false;
+  if (c.shape.encoding == RawEncoding::Legacy || c.shape.encoding == RawEncoding::ThreeDNow) return false;
+  // Only "payload complete, opcode byte missing"; a ModRM and an imm8 of zeros complete it.
+  if (c.shape.has_opcode || c.bytes.size() != c.shape.opcode_offset) return false;
+  std::vector<uint8_t> completed(c.bytes.begin(), c.bytes.end());
+  completed.resize(c.bytes.size() + 8, 0);
+  for (unsigned opcode = 0; opcode < 256; ++opcode) {
+    completed[c.shape.opcode_offset] = static_cast<uint8_t>(opcode);
+    insn::x86::X86Insn insn;
+    if (insn::x86::decode(completed, 0, c.config, insn) != DecodeStatus::Invalid) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 const std::vector<ExpectedException>& expected_exceptions() {
@@ -113,6 +134,9 @@ const std::vector<ExpectedException>& expected_exceptions() {
       {"longer than 15 bytes and undefined: TooLong vs Invalid", "SDM vol. 3 §6.9 Table 6-2 (same priority class)",
        too_long_and_invalid, Mode::Protected32, Vendor::Amd,
        "67 2e f0 26 f0 3e 2e f0 26 f2 67 c7 85 7c fb ff ff 01 00 00 00"},
+      {"VEX/EVEX/XOP payload complete, opcode byte missing, no opcode could make it valid: Truncated vs invalid",
+       "both refuse; every completion is Invalid for us (checked)", vector_payload_cut_short, Mode::Protected32,
+       Vendor::Amd, "c4 c3 04"},
   };
   return exceptions;
 }
