@@ -47,7 +47,10 @@ def op_entry(line, modrm_kind):
     kind = {"prefix": KIND_PREFIX, "escape": KIND_ESCAPE}.get(line.flow, KIND_OP)
     flow = omap.FLOWS.index(line.flow) if line.flow in omap.FLOWS else 0
     bits = attr_bits(line) | (0 if line.any_prefix else MANDATORY_PREFIX_BIT)
-    return (kind, modrm_kind, omap.IMM_KINDS.index(line.imm), MODE_BITS[line.mode], flow, 0, bits)
+    rules = 0
+    for a in line.attrs:
+        rules |= omap.VEX_RULES.get(a, 0)
+    return (kind, modrm_kind, omap.IMM_KINDS.index(line.imm), MODE_BITS[line.mode], flow, rules, bits)
 
 
 MANDATORY_PREFIX_BIT = 1 << 14  # the line names its prefix column: 66/F2/F3 selected the opcode
@@ -93,10 +96,10 @@ class Generator:
 
 
 def format_entry(e):
-    kind, modrm, imm, mode, flow, _, aux = e
+    kind, modrm, imm, mode, flow, rules, aux = e
     if kind in (KIND_GROUP, KIND_GROUP_EXACT):
         return f"{{{kind},{modrm},0,0,0,0,{aux}}}"
-    return f"{{{kind},{modrm},{imm},{mode},{flow},0,{aux:#x}}}"
+    return f"{{{kind},{modrm},{imm},{mode},{flow},{rules},{aux:#x}}}"
 
 
 def main():
@@ -113,6 +116,7 @@ def main():
     out.append("enum : uint8_t { " + ", ".join("kImm" + (k if k != "-" else "None") for k in omap.IMM_KINDS) + " };")
     out.append("enum : uint8_t { kInvalidIn64 = 1, kInvalidIn32 = 2, kInvalidIn64OnAmd = 4 };")
     out.append("inline constexpr uint16_t kAttrNeedsSib = 1u << 13;")
+    out.append("enum : uint8_t { kVexRuleNoVvvv = 1, kVexRuleL0 = 2, kVexRuleL1 = 4 };")
     out.append("inline constexpr uint16_t kAttrLockable = 1u << 15;")
     out.append("inline constexpr uint16_t kAttrMandatoryPrefix = 1u << 14;")
     out.append("struct Entry {")
@@ -121,7 +125,7 @@ def main():
     out.append("  uint8_t imm;    // kImm*")
     out.append("  uint8_t mode;   // kInvalidIn*")
     out.append("  uint8_t flow;   // FlowKind")
-    out.append("  uint8_t group_hi;  // groups: high byte of the group index")
+    out.append("  uint8_t vex_rules;  // kVexRule* bits")
     out.append("  uint16_t aux;   // attr:: bits (+ kAttrLockable), or the group index for groups")
     out.append("};")
     out.append("static_assert(sizeof(Entry) == 8);")

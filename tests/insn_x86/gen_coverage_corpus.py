@@ -52,7 +52,7 @@ def modrm_forms(line, is64):
     return forms
 
 
-def vector_payloads(space, col):
+def vector_payloads(space, col, line):
     """VEX/EVEX/XOP introducer + payload variants (W0/W1 x two vector lengths), vvvv = 1111.
 
     objdump, like the processor, refuses W/L values an instruction does not define; the
@@ -60,6 +60,8 @@ def vector_payloads(space, col):
     if space in VEX_MAP:
         for w in (0, 1):
             for vl in (0, 1):
+                if ("L0" in line.attrs and vl != 0) or ("L1" in line.attrs and vl != 1):
+                    continue  # the map says this VEX.L is #UD (the unit tests check a refusal)
                 yield [0xC4, 0xE0 | VEX_MAP[space], (w << 7) | 0x78 | (vl << 2) | col]
     elif space in EVEX_MAP:
         for w in (0, 1):
@@ -94,7 +96,7 @@ def encodings(line, is64, index):
         elif space == "3dnow":
             opcode_bytes = [0x0F, 0x0F]
         elif space in VEX_MAP or space in EVEX_MAP or space in XOP_MAP:
-            for payload in vector_payloads(space, col):
+            for payload in vector_payloads(space, col, line):
                 for body in with_operands(line, is64, index, col, head, payload + [line.opcode]):
                     yield body
             continue

@@ -95,7 +95,7 @@ class Decoder {
     return out_.prefixes.operand_size ? 1 : 0;
   }
   bool operand_size_16() const { return out_.prefixes.operand_size && (out_.rex & 0x08) == 0; }
-  DecodeStatus decode_modrm_and_rest(tables::Entry entry);
+  __attribute__((always_inline)) DecodeStatus decode_modrm_and_rest(tables::Entry entry);
   uint32_t prefix_attributes(tables::Entry entry, FlowKind flow);
   __attribute__((always_inline)) bool decode_memory_operand();
   DecodeStatus decode_vex(bool three_byte);
@@ -270,7 +270,7 @@ uint32_t Decoder::prefix_attributes(tables::Entry entry, FlowKind flow) {
   return attributes;
 }
 
-DecodeStatus Decoder::decode_modrm_and_rest(Entry entry) {
+inline DecodeStatus Decoder::decode_modrm_and_rest(Entry entry) {
   using namespace tables;
   if (entry.kind == kKindInvalid) return invalid();
   if (entry.modrm != kModrmNone) {
@@ -297,6 +297,13 @@ DecodeStatus Decoder::decode_modrm_and_rest(Entry entry) {
     return invalid();
   }
   if ((entry.mode & mode_invalid_mask_) != 0) return invalid();
+  // VEX.vvvv = 1111b when unused, VEX.L as the instruction defines it (SDM vol. 2 2.3.6).
+  if (entry.vex_rules != 0) {
+    if (((entry.vex_rules & kVexRuleNoVvvv) != 0 && out_.vex_vvvv != 0) ||
+        ((entry.vex_rules & kVexRuleL0) != 0 && out_.vex_l != 0) ||
+        ((entry.vex_rules & kVexRuleL1) != 0 && out_.vex_l != 1))
+      return invalid();
+  }
   // VSIB (gathers/scatters) and AMX tile loads/stores #UD without a SIB byte (SDM vol. 2 2.3.12).
   if ((entry.aux & kAttrNeedsSib) != 0 && !out_.has_sib) return invalid();
   const Prefixes& pf = out_.prefixes;
