@@ -31,19 +31,27 @@ uint64_t finish_element(uint64_t raw, const FetchType& type) {
 }
 
 // A NUL-terminated string of at most kMaxStringSize bytes with its NUL; longer ones are cut
-// to kMaxStringSize - 1 bytes, as the kernel's strncpy_from_user-based fetch does.
+// to kMaxStringSize - 1 bytes, as the kernel's strncpy_from_user-based fetch does. Reads
+// start small and double (most strings are short; each read may be a system call), never
+// crossing a page boundary in one read.
 std::optional<std::string> read_string(MemoryReader& memory, uint64_t address) {
-  std::array<uint8_t, kMaxStringSize> buffer{};
+  constexpr size_t kFirstRead = 256;
+  std::array<uint8_t, kMaxStringSize> buffer;  // NOLINT: filled before use
+  size_t want = kFirstRead;
   size_t done = 0;
   while (done < buffer.size()) {
     const uint64_t here = address + done;
-    const size_t chunk = static_cast<size_t>(std::min<uint64_t>(kPageSize - here % kPageSize, buffer.size() - done));
+    const size_t chunk = static_cast<size_t>(
+        std::min<uint64_t>({kPageSize - here % kPageSize, buffer.size() - done, static_cast<uint64_t>(want)}));
     const size_t got = std::min(chunk, memory.read_up_to(here, std::span<uint8_t>(buffer).subspan(done, chunk)));
     const auto* begin = buffer.data() + done;
     const auto* nul = std::find(begin, begin + got, uint8_t{0});
-    if (nul != begin + got) return std::string(reinterpret_cast<const char*>(buffer.data()), static_cast<size_t>(nul - buffer.data()));
+    if (nul != begin + got) {
+      return std::string(reinterpret_cast<const char*>(buffer.data()), static_cast<size_t>(nul - buffer.data()));
+    }
     done += got;
     if (got < chunk) return std::nullopt;
+    want *= 2;
   }
   return std::string(reinterpret_cast<const char*>(buffer.data()), buffer.size() - 1);
 }

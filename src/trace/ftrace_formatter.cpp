@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
+
 namespace xprobe::trace {
 
 std::string ftrace_header(uint64_t entries_in_buffer, uint64_t entries_written, unsigned cpus,
@@ -34,27 +36,36 @@ std::string format_timestamp(uint64_t timestamp_ns) {
 std::string format_ftrace_event(const EventRecord& record, const EventCatalog& catalog, const Symbolizer& symbolizer,
                                 const FtraceOptions& options) {
   const EventDescription* description = record.probe_id < catalog.size() ? &catalog[record.probe_id] : nullptr;
-  std::string out = fmt::format("{:>16}-{:<7} [{:03}] ", record.comm, record.tid, record.cpu);
-  if (options.irq_info) out += "..... ";
-  else out += ' ';
-  out += format_timestamp(record.timestamp_ns);
-  out += ": ";
-  out += description ? description->event : fmt::format("probe{}", record.probe_id);
-  const auto where = [&](uint64_t address, bool name_only) {
+  std::string out;
+  out.reserve(128);
+  auto inserter = std::back_inserter(out);
+  const uint64_t micros = (record.timestamp_ns + 500) / 1000;
+  fmt::format_to(inserter, "{:>16}-{:<7} [{:03}] {}{:5}.{:06}: ", record.comm, record.tid, record.cpu,
+                 options.irq_info ? "..... " : " ", micros / 1000000, micros % 1000000);
+  if (description) out += description->event;
+  else fmt::format_to(inserter, "probe{}", record.probe_id);
+  const auto append_where = [&](uint64_t address, bool name_only) {
     if (options.symbolic_addresses && symbolizer) {
-      if (auto text = symbolizer(address)) return name_only ? text->substr(0, text->find('+')) : *text;
+      if (auto text = symbolizer(address)) {
+        out += name_only ? text->substr(0, text->find('+')) : *text;
+        return;
+      }
     }
-    return fmt::format("0x{:x}", address);
+    fmt::format_to(std::back_inserter(out), "0x{:x}", address);
   };
+  out += ": (";
+  append_where(record.address, false);
   if (record.function_address) {
-    out += fmt::format(": ({} <- {})", where(record.address, false), where(*record.function_address, true));
-  } else {
-    out += fmt::format(": ({})", where(record.address, false));
+    out += " <- ";
+    append_where(*record.function_address, true);
   }
+  out += ')';
   for (size_t i = 0; i < record.values.size(); ++i) {
-    const std::string name = description && i < description->argument_names.size() ? description->argument_names[i]
-                                                                                     : fmt::format("arg{}", i + 1);
-    out += fmt::format(" {}={}", name, format_value(record.values[i], symbolizer));
+    out += ' ';
+    if (description && i < description->argument_names.size()) out += description->argument_names[i];
+    else fmt::format_to(std::back_inserter(out), "arg{}", i + 1);
+    out += '=';
+    append_value(out, record.values[i], symbolizer);
   }
   out += '\n';
   return out;

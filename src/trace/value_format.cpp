@@ -2,14 +2,19 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
+
 namespace xprobe::trace {
 namespace {
 
-std::string symbol_text(uint64_t address, const Symbolizer& symbolizer) {
+void append_symbol(std::string& out, uint64_t address, const Symbolizer& symbolizer) {
   if (symbolizer) {
-    if (auto name = symbolizer(address)) return *name;
+    if (auto name = symbolizer(address)) {
+      out += *name;
+      return;
+    }
   }
-  return fmt::format("0x{:x}", address);
+  fmt::format_to(std::back_inserter(out), "0x{:x}", address);
 }
 
 }  // namespace
@@ -20,33 +25,69 @@ int64_t sign_extend(uint64_t raw, unsigned size) {
   return static_cast<int64_t>(raw << shift) >> shift;
 }
 
-std::string format_number(uint64_t raw, const probe::FetchType& type, const Symbolizer& symbolizer) {
+void append_number(std::string& out, uint64_t raw, const probe::FetchType& type, const Symbolizer& symbolizer) {
   using probe::TypeKind;
+  auto inserter = std::back_inserter(out);
   switch (type.kind) {
     case TypeKind::Unsigned:
-    case TypeKind::Bitfield: return fmt::format("{}", raw);
-    case TypeKind::Signed: return fmt::format("{}", sign_extend(raw, type.size));
-    case TypeKind::Hex: return fmt::format("0x{:x}", raw);
-    case TypeKind::Char: return fmt::format("'{}'", static_cast<char>(raw));
-    case TypeKind::Symbol: return symbol_text(raw, symbolizer);
-    case TypeKind::SymStr: return fmt::format("\"{}\"", symbol_text(raw, symbolizer));
+    case TypeKind::Bitfield: fmt::format_to(inserter, "{}", raw); return;
+    case TypeKind::Signed: fmt::format_to(inserter, "{}", sign_extend(raw, type.size)); return;
+    case TypeKind::Char:
+      out += '\'';
+      out += static_cast<char>(raw);
+      out += '\'';
+      return;
+    case TypeKind::Symbol: append_symbol(out, raw, symbolizer); return;
+    case TypeKind::SymStr:
+      out += '"';
+      append_symbol(out, raw, symbolizer);
+      out += '"';
+      return;
+    case TypeKind::Hex:
     case TypeKind::String:
     case TypeKind::UString: break;
   }
-  return fmt::format("0x{:x}", raw);
+  fmt::format_to(inserter, "0x{:x}", raw);
+}
+
+std::string format_number(uint64_t raw, const probe::FetchType& type, const Symbolizer& symbolizer) {
+  std::string out;
+  append_number(out, raw, type, symbolizer);
+  return out;
+}
+
+void append_value(std::string& out, const probe::FetchedValue& value, const Symbolizer& symbolizer) {
+  const bool array = value.type.is_array();
+  const size_t count = value.element_count();
+  if (count == 0) {
+    out += "(fault)";
+    return;
+  }
+  if (array) out += '{';
+  for (size_t i = 0; i < count; ++i) {
+    if (i != 0) out += ',';
+    if (value.type.is_string()) {
+      const auto& text = value.strings[i];
+      if (text) {
+        out += '"';
+        out += *text;
+        out += '"';
+      } else {
+        out += "(fault)";
+      }
+    } else if (value.type.kind == probe::TypeKind::SymStr && value.fault) {
+      out += "(fault)";
+    } else {
+      append_number(out, value.numbers[i], value.type, symbolizer);
+    }
+  }
+  if (array) out += '}';
 }
 
 std::string format_value(const probe::FetchedValue& value, const Symbolizer& symbolizer) {
-  std::vector<std::string> elements;
-  if (value.type.is_string()) {
-    for (const auto& text : value.strings) elements.push_back(text ? fmt::format("\"{}\"", *text) : "(fault)");
-  } else if (value.type.kind == probe::TypeKind::SymStr && value.fault) {
-    for (size_t i = 0; i < value.numbers.size(); ++i) elements.emplace_back("(fault)");
-  } else {
-    for (uint64_t raw : value.numbers) elements.push_back(format_number(raw, value.type, symbolizer));
-  }
-  if (!value.type.is_array()) return elements.empty() ? std::string("(fault)") : elements.front();
-  return fmt::format("{{{}}}", fmt::join(elements, ","));
+  std::string out;
+  append_value(out, value, symbolizer);
+  return out;
 }
 
 }  // namespace xprobe::trace

@@ -17,9 +17,12 @@ namespace xprobe::trace {
 using Symbolizer = std::function<std::optional<std::string>(uint64_t address)>;
 
 std::string format_value(const probe::FetchedValue& value, const Symbolizer& symbolizer = {});
+// The same, appended to `out` (the formatters build whole lines this way).
+void append_value(std::string& out, const probe::FetchedValue& value, const Symbolizer& symbolizer = {});
 
 // One element, for formatters that lay arrays out themselves.
 std::string format_number(uint64_t raw, const probe::FetchType& type, const Symbolizer& symbolizer = {});
+void append_number(std::string& out, uint64_t raw, const probe::FetchType& type, const Symbolizer& symbolizer = {});
 int64_t sign_extend(uint64_t raw, unsigned size);
 
 }  // namespace xprobe::trace
