@@ -118,6 +118,20 @@ TEST_F(FetchInterpreterTest, StringCrossingAPageBoundary) {
   EXPECT_EQ(*v[0].strings[0], "axxxxxx");
 }
 
+TEST_F(FetchInterpreterTest, StringsAroundTheFirstReadSize) {
+  // Strings are read 256 bytes first, then in doubling chunks: check the edges.
+  registers.values[kSi] = 0x30000;
+  registers.values[kDi] = 0x40000;
+  registers.values[kDx] = 0x50000;
+  memory.map_string(0x30000, std::string(255, 'a'));
+  memory.map_string(0x40000, std::string(256, 'b'));
+  memory.map_string(0x50000, std::string(1000, 'c'));
+  const auto v = fetch("p foo +0(%si):string +0(%di):string +0(%dx):string");
+  EXPECT_EQ(v[0].strings[0], std::optional<std::string>(std::string(255, 'a')));
+  EXPECT_EQ(v[1].strings[0], std::optional<std::string>(std::string(256, 'b')));
+  EXPECT_EQ(v[2].strings[0], std::optional<std::string>(std::string(1000, 'c')));
+}
+
 TEST_F(FetchInterpreterTest, StringArraysReadPointerArrays) {
   registers.values[kDi] = 0x7000;
   memory.map_u64(0x7000, {0x7100, 0x10, 0x7200});
