@@ -95,7 +95,7 @@ int digit_value(char c) {
 }
 
 // Like the kernel's simple_strtoul(s, &end, 0): as many digits as there are; `consumed` tells
-// how many characters were used. No overflow check (values are bounded by the caller).
+// how many characters were used. Saturates instead of overflowing (callers accept <= 64).
 uint64_t parse_prefix_unsigned(std::string_view text, size_t& consumed) {
   unsigned base = 10;
   size_t i = 0;
@@ -107,14 +107,12 @@ uint64_t parse_prefix_unsigned(std::string_view text, size_t& consumed) {
     base = 8;
   }
   uint64_t value = 0;
-  const size_t start = i;
   while (i < text.size() && digit_value(text[i]) < static_cast<int>(base)) {
     value = value * base + static_cast<uint64_t>(digit_value(text[i]));
     if (value > (1ull << 40)) value = 1ull << 40;  // saturate: callers only accept small values
     ++i;
   }
   consumed = i;
-  (void)start;
   return value;
 }
 
