@@ -121,6 +121,7 @@ class TraceSession {
   bool flush_each_event_ = false;
   trace::FtraceOptions ftrace_options_;
   uint64_t written_ = 0;
+  uint64_t last_flush_ns_ = 0;
   std::string line_;
 };
 
@@ -399,7 +400,12 @@ void TraceSession::emit(trace::EventRecord&& record) {
     return;
   }
   ++written_;
-  if (flush_each_event_) std::fflush(output_);
+  // A terminal sees every event at once; a file or pipe at least every 200 ms, so that
+  // `tail -f` and tests see events flow without a flush per event.
+  if (flush_each_event_ || record.timestamp_ns - last_flush_ns_ > 200'000'000) {
+    std::fflush(output_);
+    last_flush_ns_ = record.timestamp_ns;
+  }
 }
 
 void TraceSession::print_profile() {

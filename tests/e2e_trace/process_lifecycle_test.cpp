@@ -1,0 +1,153 @@
+// fork, exec, dlopen, attach and detach, and refusals: xprobe's life around the program's.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "test_support.h"
+#include "trace_runner.h"
+
+namespace xprobe::testing {
+namespace {
+
+size_t count(const std::vector<TraceEvent>& events, const std::string& name) {
+  size_t n = 0;
+  for (const auto& e : events) n += e.event == name;
+  return n;
+}
+
+TEST(Lifecycle, ForkedChildCarriesNoProbe) {
+  const std::string program = e2e_program("forker");
+  const RunResult untraced = run_untraced({program});
+  auto run = run_xprobe({"-e", "p:t/work work x=%di:s32"}, {program});
+  EXPECT_EQ(run.program_output, untraced.output);
+  EXPECT_EQ(run.xprobe_status, untraced.exit_status) << run.diagnostics;
+  // forker.c: the parent calls work() 5 times before and 5 after the fork; the child 5 times
+  // with its breakpoints removed: no event from it, and it exits 7 as untraced.
+  EXPECT_EQ(count(run.events, "work"), 10u) << run.trace_text;
+  for (const auto& e : run.events) EXPECT_EQ(e.tid, run.events.front().tid);
+}
+
+TEST(Lifecycle, ProbesAreResolvedAgainAfterExec) {
+  const std::string program = e2e_program("execer");
+  const RunResult untraced = run_untraced({program});
+  auto run = run_xprobe({"-e", "p:t/work work x=%di:s32"}, {program});
+  EXPECT_EQ(run.program_output, untraced.output);
+  EXPECT_EQ(run.xprobe_status, 4) << run.diagnostics;
+  // execer.c: work(1) before the exec, work(2) and work(3) in the new image.
+  ASSERT_EQ(count(run.events, "work"), 3u) << run.trace_text << run.diagnostics;
+  EXPECT_EQ(run.events[0].arg("x"), "1");
+  EXPECT_EQ(run.events[1].arg("x"), "2");
+  EXPECT_EQ(run.events[2].arg("x"), "3");
+}
+
+TEST(Lifecycle, LibraryLoadedByDlopenGetsItsProbes) {
+  const RunResult untraced = run_untraced({LOADER_PATH, PLUGIN_PATH});
+  auto run = run_xprobe({"-e", "p:t/plugin libplugin.so:plugin_compute x=%di:s32",
+                         "-e", "r:t/plugin_ret libplugin.so:plugin_compute ret=$retval:s32"},
+                        {LOADER_PATH, PLUGIN_PATH});
+  EXPECT_EQ(run.program_output, untraced.output);
+  EXPECT_EQ(run.xprobe_status, 0) << run.diagnostics;
+  ASSERT_EQ(count(run.events, "plugin"), 4u) << run.trace_text << run.diagnostics;
+  ASSERT_EQ(count(run.events, "plugin_ret"), 4u) << run.trace_text;
+  // loader.c calls plugin_compute(0..3) = x*x+1.
+  int k = 0;
+  for (const auto& e : run.events)
+    if (e.event == "plugin_ret") {
+      EXPECT_EQ(e.arg("ret"), std::to_string(k * k + 1)) << k;
+      ++k;
+    }
+}
+
+TEST(Lifecycle, AttachToABusyProcessAndDetach) {
+  const std::string program = e2e_program("ticker");
+  const RunResult untraced = run_untraced({program, "1000"});
+  // Start the program on its own, with its stdout in a file.
+  const std::string out = ::testing::TempDir() + "/ticker-attach.out";
+  const pid_t child = fork();
+  if (child == 0) {
+    const int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    execl(program.c_str(), program.c_str(), "1000", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const std::string events = ::testing::TempDir() + "/ticker-attach.events";
+  const pid_t tracer = fork();
+  if (tracer == 0) {
+    const int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 2);
+    execl(XPROBE_PATH, XPROBE_PATH, "trace", "-p", std::to_string(child).c_str(), "-o", events.c_str(), "-e",
+          "p:t/tick tick x=%di:s64", "-e", "r:t/tick_ret tick ret=$retval:s64", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Detach while the program is busy: as soon as events flow (or after 20 s at most).
+  for (int waited = 0; waited < 2000 && count(parse_trace(read_text_file(events)), "tick") < 5; ++waited)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  kill(tracer, SIGINT);
+  int tracer_status = 0;
+  waitpid(tracer, &tracer_status, 0);
+  EXPECT_TRUE(WIFEXITED(tracer_status) && WEXITSTATUS(tracer_status) == 0) << tracer_status;
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "the program did not survive the detach: " << status;
+  EXPECT_EQ(WEXITSTATUS(status), untraced.exit_status);
+  EXPECT_EQ(read_text_file(out), untraced.output);
+  const auto traced = parse_trace(read_text_file(events));
+  EXPECT_GT(count(traced, "tick"), 0u);
+  // Every return event matches x + 1 of its entry: nothing was misreported across the detach.
+  for (const auto& e : traced)
+    if (e.event == "tick_ret") {
+      EXPECT_GT(std::stol(e.arg("ret")), 0);
+    }
+}
+
+TEST(Lifecycle, RefusedProbeStopsBeforeAnythingIsPlanted) {
+  auto run = run_xprobe({"-e", "p:t/ok accepted_function", "-e", "p:t/bad privileged_function+1"}, {PROBE_POINTS_PATH});
+  EXPECT_EQ(run.xprobe_status, 1);
+  EXPECT_NE(run.diagnostics.find("Could not insert probe at address 0x"), std::string::npos) << run.diagnostics;
+  EXPECT_NE(run.diagnostics.find("cannot probe the instruction f4"), std::string::npos) << run.diagnostics;
+  EXPECT_TRUE(run.events.empty());
+  EXPECT_TRUE(run.program_output.empty());  // the program never ran
+}
+
+TEST(Lifecycle, UnknownInstructionIsRefusedInTheSeedsWords) {
+  auto run = run_xprobe({"-e", "p unknown_instruction_function+2"}, {PROBE_POINTS_PATH});
+  EXPECT_EQ(run.xprobe_status, 1);
+  EXPECT_NE(run.diagnostics.find("due to: Unknown instruction: 06 48 8d 15 db ff ff ff c3"), std::string::npos)
+      << run.diagnostics;
+}
+
+TEST(Lifecycle, MalformedDefinitionShowsACaret) {
+  auto run = run_xprobe({"-e", "p:t/x many_args a=%nosuchreg"}, {FETCHARGS_PATH});
+  EXPECT_EQ(run.xprobe_status, 2);
+  // The kernel's error_log shape: message, "  Command: <definition>", caret under the error.
+  const std::string command_line = "  Command: p:t/x many_args a=%nosuchreg\n";
+  const size_t at = run.diagnostics.find(command_line);
+  ASSERT_NE(at, std::string::npos) << run.diagnostics;
+  const std::string caret_line = run.diagnostics.substr(at + command_line.size());
+  EXPECT_EQ(caret_line.find('^'), std::string("  Command: p:t/x many_args a=").size()) << run.diagnostics;
+  EXPECT_TRUE(run.program_output.empty());
+}
+
+TEST(Lifecycle, ClearErrorsForMissingThings) {
+  auto no_program = run_xprobe({"-e", "p main"}, {"/nonexistent/program"});
+  EXPECT_NE(no_program.xprobe_status, 0);
+  EXPECT_NE(no_program.diagnostics.find("/nonexistent/program"), std::string::npos) << no_program.diagnostics;
+  auto no_symbol = run_xprobe({"-e", "p no_such_function"}, {FETCHARGS_PATH});
+  EXPECT_EQ(no_symbol.xprobe_status, 1);
+  EXPECT_NE(no_symbol.diagnostics.find("no function named 'no_such_function'"), std::string::npos)
+      << no_symbol.diagnostics;
+  auto no_pid = run_xprobe({"-p", "999999999", "-e", "p main"}, {});
+  EXPECT_NE(no_pid.xprobe_status, 0);
+  EXPECT_NE(no_pid.diagnostics.find("999999999"), std::string::npos) << no_pid.diagnostics;
+}
+
+}  // namespace
+}  // namespace xprobe::testing

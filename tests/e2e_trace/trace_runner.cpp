@@ -1,0 +1,226 @@
+#include "trace_runner.h"
+
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "test_support.h"
+
+namespace xprobe::testing {
+namespace {
+
+std::string temp_path(const std::string& name) {
+  static int counter = 0;
+  return fmt::format("{}/xprobe-e2e-{}-{}-{}", ::testing::TempDir(), getpid(), ++counter, name);
+}
+
+int spawn_and_wait(const std::vector<std::string>& argv, const std::string& out, const std::string& err) {
+  const pid_t child = fork();
+  if (child == 0) {
+    const int out_fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err_fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(out_fd, 1);
+    dup2(err_fd, 2);
+    std::vector<char*> raw;
+    for (const auto& a : argv) raw.push_back(const_cast<char*>(a.c_str()));
+    raw.push_back(nullptr);
+    execv(raw[0], raw.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string tracefs_root() {
+  for (const char* candidate : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"})
+    if (access((std::string(candidate) + "/uprobe_events").c_str(), W_OK) == 0) return candidate;
+  mkdir("/sys/kernel/tracing", 0755);
+  if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) == 0 &&
+      access("/sys/kernel/tracing/uprobe_events", W_OK) == 0)
+    return "/sys/kernel/tracing";
+  return {};
+}
+
+bool write_file(const std::string& path, const std::string& text, bool append = false) {
+  std::ofstream out(path, append ? std::ios::app : std::ios::trunc);
+  out << text;
+  out.flush();
+  return static_cast<bool>(out);
+}
+
+}  // namespace
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+std::string TraceEvent::arg(const std::string& name) const {
+  for (const auto& [key, value] : args)
+    if (key == name) return value;
+  return "<missing " + name + ">";
+}
+
+std::vector<TraceEvent> parse_trace(const std::string& text, std::vector<std::string>* bad) {
+  std::vector<TraceEvent> events;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    TraceEvent event;
+    // "<comm>-<tid> [<cpu>] <flags> <secs.usecs>: <event>: (<location>) <args>"
+    const size_t bracket = line.find(" [");
+    const size_t close = line.find("] ", bracket == std::string::npos ? 0 : bracket);
+    const size_t colon = line.find(": ", close == std::string::npos ? 0 : close);
+    const size_t event_end = line.find(": ", colon == std::string::npos ? 0 : colon + 2);
+    const size_t paren = line.find('(', event_end == std::string::npos ? 0 : event_end);
+    const size_t paren_close = line.find(')', paren == std::string::npos ? 0 : paren);
+    if (bracket == std::string::npos || close == std::string::npos || colon == std::string::npos ||
+        event_end == std::string::npos || paren == std::string::npos || paren_close == std::string::npos) {
+      if (bad) bad->push_back(line);
+      continue;
+    }
+    std::string task = line.substr(0, bracket);
+    task.erase(0, task.find_first_not_of(' '));
+    task.erase(task.find_last_not_of(' ') + 1);
+    const size_t dash = task.rfind('-');
+    if (dash == std::string::npos) {
+      if (bad) bad->push_back(line);
+      continue;
+    }
+    event.comm = task.substr(0, dash);
+    event.tid = std::atoi(task.c_str() + dash + 1);
+    event.cpu = static_cast<unsigned>(std::atoi(line.c_str() + bracket + 2));
+    event.event = line.substr(colon + 2, event_end - colon - 2);
+    event.location = line.substr(paren + 1, paren_close - paren - 1);
+    // Arguments: name=value, values quoted when strings (quotes may hold spaces).
+    size_t i = paren_close + 1;
+    while (i < line.size()) {
+      while (i < line.size() && line[i] == ' ') ++i;
+      if (i >= line.size()) break;
+      const size_t eq = line.find('=', i);
+      if (eq == std::string::npos) break;
+      std::string name = line.substr(i, eq - i);
+      size_t end = eq + 1;
+      if (end < line.size() && line[end] == '"') {
+        end = line.find('"', end + 1);
+        end = end == std::string::npos ? line.size() : end + 1;
+      } else if (end < line.size() && line[end] == '{') {
+        end = line.find('}', end);
+        end = end == std::string::npos ? line.size() : end + 1;
+      } else {
+        end = line.find(' ', end);
+        if (end == std::string::npos) end = line.size();
+      }
+      event.args.emplace_back(name, line.substr(eq + 1, end - eq - 1));
+      i = end;
+    }
+    events.push_back(std::move(event));
+  }
+  return events;
+}
+
+TracedRun run_xprobe(const std::vector<std::string>& xprobe_args, const std::vector<std::string>& command) {
+  TracedRun run;
+  const std::string out = temp_path("out"), err = temp_path("err"), events = temp_path("events");
+  std::vector<std::string> argv{XPROBE_PATH, "trace", "-o", events};
+  argv.insert(argv.end(), xprobe_args.begin(), xprobe_args.end());
+  if (!command.empty()) {
+    argv.push_back("--");
+    argv.insert(argv.end(), command.begin(), command.end());
+  }
+  run.xprobe_status = spawn_and_wait(argv, out, err);
+  run.program_output = read_text_file(out);
+  run.diagnostics = read_text_file(err);
+  run.trace_text = read_text_file(events);
+  std::vector<std::string> bad;
+  run.events = parse_trace(run.trace_text, &bad);
+  EXPECT_TRUE(bad.empty()) << "unparseable trace lines, first: " << (bad.empty() ? "" : bad.front());
+  unlink(out.c_str());
+  unlink(err.c_str());
+  unlink(events.c_str());
+  return run;
+}
+
+uint64_t file_offset_of(const std::string& elf_path, const std::string& symbol) {
+  const uint64_t value = symbol_value(elf_path, symbol);
+  if (value == 0) return 0;
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(("readelf -lW " + elf_path).c_str(), "r"), pclose);
+  char line[1024];
+  while (pipe && fgets(line, sizeof line, pipe.get())) {
+    unsigned long long offset, vaddr, paddr, filesz, memsz;
+    char type[32];
+    if (sscanf(line, " %31s 0x%llx 0x%llx 0x%llx 0x%llx 0x%llx", type, &offset, &vaddr, &paddr, &filesz, &memsz) == 6 &&
+        std::strcmp(type, "LOAD") == 0 && value >= vaddr && value < vaddr + filesz)
+      return value - vaddr + offset;
+  }
+  return 0;
+}
+
+KernelRun run_under_kernel_uprobes(const std::vector<std::string>& definitions, const std::vector<std::string>& command) {
+  KernelRun run;
+  if (geteuid() != 0) {
+    run.skip_reason = "not root: the kernel's uprobe_events needs root";
+    return run;
+  }
+  const std::string root = tracefs_root();
+  if (root.empty()) {
+    run.skip_reason = "tracefs with uprobe_events is not available";
+    return run;
+  }
+  write_file(root + "/tracing_on", "0");
+  write_file(root + "/events/xpt_oracle/enable", "0");
+  // Each definition reads "p:xpt_oracle/NAME ...": delete exactly those names before and after.
+  std::string deletions;
+  for (const std::string& definition : definitions) {
+    const size_t slash = definition.find('/');
+    const size_t space = definition.find(' ');
+    if (slash != std::string::npos && space != std::string::npos && slash < space)
+      deletions += "-:xpt_oracle/" + definition.substr(slash + 1, space - slash - 1) + "\n";
+  }
+  const auto remove_events = [&] {
+    std::istringstream lines(deletions);
+    std::string line;
+    while (std::getline(lines, line)) write_file(root + "/uprobe_events", line + "\n", true);
+  };
+  remove_events();
+  for (const std::string& definition : definitions) {
+    if (!write_file(root + "/uprobe_events", definition + "\n", true)) {
+      run.skip_reason = "the kernel refused: " + definition + "\n" + read_text_file(root + "/error_log");
+      remove_events();
+      return run;
+    }
+  }
+  write_file(root + "/trace", "");
+  write_file(root + "/buffer_size_kb", "8192");
+  write_file(root + "/events/xpt_oracle/enable", "1");
+  write_file(root + "/tracing_on", "1");
+  const std::string out = temp_path("kout"), err = temp_path("kerr");
+  run.exit_status = spawn_and_wait(command, out, err);
+  write_file(root + "/tracing_on", "0");
+  run.program_output = read_text_file(out);
+  run.events = parse_trace(read_text_file(root + "/trace"));
+  write_file(root + "/events/xpt_oracle/enable", "0");
+  remove_events();
+  write_file(root + "/trace", "");
+  unlink(out.c_str());
+  unlink(err.c_str());
+  return run;
+}
+
+}  // namespace xprobe::testing
