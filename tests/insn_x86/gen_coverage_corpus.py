@@ -59,6 +59,8 @@ def vector_payloads(space, col, line):
     variants make sure at least one form of each entry is a defined one."""
     if space in VEX_MAP:
         for w in (0, 1):
+            if ("W0" in line.attrs and w != 0) or ("W1" in line.attrs and w != 1):
+                continue
             for vl in (0, 1):
                 if ("L0" in line.attrs and vl != 0) or ("L1" in line.attrs and vl != 1):
                     continue  # the map says this VEX.L is #UD (the unit tests check a refusal)

@@ -404,6 +404,20 @@ TEST(X86Decoder, Vex) {
   EXPECT_EQ(run({0xc4, 0xe2, 0x7b, 0x4b, 0x04, 0x08}, kAmd32).status, DecodeStatus::Invalid);
 }
 
+// SDM vol. 2 2.3.6: VEX.vvvv must be 1111b when the instruction has no vvvv operand; VEX.L
+// and VEX.W must match the instruction's encoding line (VEX.128 / VEX.L1 / W0 / W1), else #UD.
+TEST(X86Decoder, VexFieldRules) {
+  EXPECT_EQ(run({0xc5, 0xb8, 0x77}).status, DecodeStatus::Invalid);       // vzeroupper, vvvv = 0111b
+  EXPECT_EQ(length_of({0xc5, 0xf9, 0x6e, 0xc0}), 4);                      // vmovd xmm0,eax (VEX.128)
+  EXPECT_EQ(run({0xc5, 0xfd, 0x6e, 0xc0}).status, DecodeStatus::Invalid);  // ... with VEX.L = 1
+  EXPECT_EQ(run({0xc5, 0xf1, 0x6e, 0xc0}).status, DecodeStatus::Invalid);  // ... with vvvv != 1111b
+  EXPECT_EQ(length_of({0xc5, 0xfc, 0x41, 0xc1}), 4);                      // kandw k0,k0,k1 (VEX.L1)
+  EXPECT_EQ(run({0xc5, 0xf8, 0x41, 0xc1}).status, DecodeStatus::Invalid);  // ... with VEX.L = 0
+  EXPECT_EQ(length_of({0xc4, 0xe3, 0xfd, 0x00, 0xc1, 0x05}), 6);          // vpermq ymm0,ymm1,5 (VEX.256.W1)
+  EXPECT_EQ(run({0xc4, 0xe3, 0x7d, 0x00, 0xc1, 0x05}).status, DecodeStatus::Invalid);  // ... with W0
+  EXPECT_EQ(length_of({0xc4, 0xe2, 0x7d, 0x58, 0xc1}), 5);                // vpbroadcastd ymm0,xmm1 (W0)
+}
+
 // SDM vol. 2 2.7.1: 62 P0 P1 P2 opcode; in 32-bit mode 62 is BOUND unless mod == 11.
 TEST(X86Decoder, Evex) {
   Decoded d = run({0x62, 0xf1, 0x7c, 0x48, 0x10, 0x00});  // vmovups zmm0,[rax]

@@ -297,11 +297,13 @@ inline DecodeStatus Decoder::decode_modrm_and_rest(Entry entry) {
     return invalid();
   }
   if ((entry.mode & mode_invalid_mask_) != 0) return invalid();
-  // VEX.vvvv = 1111b when unused, VEX.L as the instruction defines it (SDM vol. 2 2.3.6).
+  // VEX.vvvv = 1111b when unused, VEX.L and VEX.W as the instruction defines them (SDM vol. 2
+  // 2.3.6 and the instruction's encoding line, e.g. "VEX.256.66.0F3A.W1 00 /r ib").
   if (entry.vex_rules != 0) {
     if (((entry.vex_rules & kVexRuleNoVvvv) != 0 && out_.vex_vvvv != 0) ||
         ((entry.vex_rules & kVexRuleL0) != 0 && out_.vex_l != 0) ||
-        ((entry.vex_rules & kVexRuleL1) != 0 && out_.vex_l != 1))
+        ((entry.vex_rules & kVexRuleL1) != 0 && out_.vex_l != 1) ||
+        ((entry.vex_rules & kVexRuleW0) != 0 && out_.vex_w) || ((entry.vex_rules & kVexRuleW1) != 0 && !out_.vex_w))
       return invalid();
   }
   // VSIB (gathers/scatters) and AMX tile loads/stores #UD without a SIB byte (SDM vol. 2 2.3.12).
