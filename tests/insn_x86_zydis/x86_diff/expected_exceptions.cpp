@@ -28,28 +28,51 @@ bool ours_invalid_zydis_ok(const Comparison& c) {
   return c.ours == DecodeStatus::Invalid && c.zydis.status == DecodeStatus::Ok;
 }
 
-// EVEX P1 bit 2 is a fixed 1 (SDM vol. 2 §2.7.1, Table 2-30); with it clear, 62 is Knights
-// Corner's MVEX, which only the Xeon Phi x100 decodes (#UD everywhere else) and objdump
-// 2.40 does not know ((bad)). Zydis 4.0 decodes MVEX even with its KNC mode off.
-bool knights_corner_mvex(const Comparison& c) {
-  if (!ours_invalid_zydis_ok(c) || c.config.mode != Mode::Long64) return false;
-  if (c.zydis.insn.encoding != ZYDIS_INSTRUCTION_ENCODING_MVEX) return false;
-  const size_t at = first_non_prefix(c);
-  return at + 2 < c.bytes.size() && c.bytes[at] == 0x62 && (c.bytes[at + 2] & 0x04) == 0;
+// Knights Corner (Xeon Phi x100) instructions: MVEX (62 with the fixed EVEX P1 bit 2
+// clear, SDM vol. 2 §2.7.1 Table 2-30) and KNC's VEX mask branches/ops (jkzd, jknzd, ...).
+// #UD on every other processor, unknown to objdump 2.40 ((bad)); Zydis 4.0 decodes them
+// even with its KNC mode off (that mode only renames the shared mask instructions).
+bool zydis_decodes_knights_corner(const Comparison& c) {
+  if (!ours_invalid_zydis_ok(c)) return false;
+  const ZydisISAExt ext = c.zydis.insn.meta.isa_ext;
+  return c.zydis.insn.encoding == ZYDIS_INSTRUCTION_ENCODING_MVEX || ext == ZYDIS_ISA_EXT_KNC ||
+         ext == ZYDIS_ISA_EXT_KNCE || ext == ZYDIS_ISA_EXT_KNCV;
 }
 
-// In 64-bit mode C4/C5/62 always introduce VEX/EVEX, and a REX, 66, F2, F3 or F0 prefix
-// before them makes the instruction #UD whatever follows (SDM vol. 2 §2.3.2, §2.7.1):
-// we refuse as soon as we see it, Zydis first asks for the rest of the bytes.
-bool prefixed_vex_cut_short(const Comparison& c) {
-  if (c.config.mode != Mode::Long64 || c.ours != DecodeStatus::Invalid) return false;
-  if (c.zydis.status != DecodeStatus::Truncated) return false;
+// Decodes `bytes` followed by one more byte (each of the 256) and zeros: true when every
+// such continuation is Invalid for us. Evidence that refusing early, or reporting
+// Truncated where Zydis already says invalid, changes only which refusal is given.
+bool every_continuation_invalid(const Comparison& c) {
+  std::vector<uint8_t> continued(c.bytes.begin(), c.bytes.end());
+  const size_t at = continued.size();
+  continued.resize(at + 1 + 15, 0);
+  for (unsigned b = 0; b < 256; ++b) {
+    continued[at] = static_cast<uint8_t>(b);
+    insn::x86::X86Insn insn;
+    const DecodeStatus status = insn::x86::decode(continued, 0, c.config, insn);
+    if (status != DecodeStatus::Invalid && status != DecodeStatus::TooLong) return false;
+  }
+  return true;
+}
+
+// The input ends, Zydis asks for more bytes, we refuse already because what we have is
+// #UD whatever follows: in 64-bit mode a REX/66/F2/F3/F0 prefix before VEX/EVEX (SDM vol. 2
+// §2.3.2, §2.7.1), an MVEX introducer (62 with P1 bit 2 clear, see above), or LOCK on an
+// opcode or register form that cannot be locked (SDM vol. 2 LOCK: #UD). Checked: every
+// continuation is Invalid for us.
+bool refused_before_the_end(const Comparison& c) {
+  if (c.ours != DecodeStatus::Invalid || c.zydis.status != DecodeStatus::Truncated) return false;
   const size_t at = first_non_prefix(c);
   if (at >= c.bytes.size()) return false;
   const uint8_t introducer = c.bytes[at];
-  if (introducer != 0xc4 && introducer != 0xc5 && introducer != 0x62) return false;
-  return c.shape.rex != 0 || c.shape.has_66 || c.shape.has_f2 || c.shape.has_f3 || c.shape.has_f0 ||
-         (at > 0 && (c.bytes[at - 1] & 0xf0) == 0x40);
+  const bool prefixed_vector = c.config.mode == Mode::Long64 &&
+                               (introducer == 0xc4 || introducer == 0xc5 || introducer == 0x62) &&
+                               (c.shape.rex != 0 || c.shape.has_66 || c.shape.has_f2 || c.shape.has_f3 ||
+                                c.shape.has_f0 || (at > 0 && (c.bytes[at - 1] & 0xf0) == 0x40));
+  const bool mvex = c.config.mode == Mode::Long64 && introducer == 0x62 && at + 2 < c.bytes.size() &&
+                    (c.bytes[at + 2] & 0x04) == 0;
+  const bool locked = c.shape.has_f0;
+  return (prefixed_vector || mvex || locked) && every_continuation_invalid(c);
 }
 
 // x87 register forms that the SDM's x87 opcode maps (vol. 2 A.5, Tables) leave
@@ -96,34 +119,40 @@ bool too_long_and_invalid(const Comparison& c) {
   return (a || b) && c.bytes.size() > 15;
 }
 
-// The input ends inside a VEX/EVEX/XOP prefix or right after it, and no opcode byte could
-// make it an instruction: Zydis refuses from the payload alone, we ask for more bytes.
-// Both refuse; the predicate proves ours would refuse every completion (all 256 opcode
-// bytes), so that a real acceptance bug cannot hide here.
-bool vector_payload_cut_short(const Comparison& c) {
+// The input ends where Zydis already refuses (an opcode invalid in the mode, a VEX/EVEX/XOP
+// payload no opcode can follow, ...) and we report Truncated: both refuse. Checked: every
+// continuation is Invalid for us, so an acceptance bug cannot hide here.
+bool truncated_where_zydis_refuses(const Comparison& c) {
   if (c.ours != DecodeStatus::Truncated || c.zydis.status != DecodeStatus::Invalid) return false;
-  if (c.shape.encoding == RawEncoding::Legacy || c.shape.encoding == RawEncoding::ThreeDNow) return false;
-  // Only "payload complete, opcode byte missing"; a ModRM and an imm8 of zeros complete it.
-  if (c.shape.has_opcode || c.bytes.size() != c.shape.opcode_offset) return false;
-  std::vector<uint8_t> completed(c.bytes.begin(), c.bytes.end());
-  completed.resize(c.bytes.size() + 8, 0);
-  for (unsigned opcode = 0; opcode < 256; ++opcode) {
-    completed[c.shape.opcode_offset] = static_cast<uint8_t>(opcode);
-    insn::x86::X86Insn insn;
-    if (insn::x86::decode(completed, 0, c.config, insn) != DecodeStatus::Invalid) return false;
-  }
-  return true;
+  return c.bytes.size() < 15 && every_continuation_invalid(c);
+}
+
+// SYSENTER and SYSEXIT are #UD in long mode on AMD processors (APM vol. 3, SYSENTER and
+// SYSEXIT: "#UD ... in long mode"); Intel allows them. Zydis has no vendor for this.
+bool amd_long_mode_sysenter(const Comparison& c) {
+  if (!ours_invalid_zydis_ok(c) || c.config.mode != Mode::Long64 || c.config.vendor != Vendor::Amd) return false;
+  return c.shape.encoding == RawEncoding::Legacy && c.shape.map == 1 &&
+         (c.shape.opcode == 0x34 || c.shape.opcode == 0x35);
+}
+
+// MPX (0F 1A/1B) naming BND4-BND15: #UD only "when Intel MPX is enabled" (SDM vol. 2 BNDCL,
+// BNDMK, BNDMOV, BNDLDX, BNDSTX: #UD conditions); otherwise, on every current processor,
+// these are hint NOPs of the same length. objdump 2.40 decodes them ("bndstx (bad),...").
+bool mpx_high_bound_register(const Comparison& c) {
+  if (c.ours != DecodeStatus::Ok || c.zydis.zydis_status != ZYDIS_STATUS_BAD_REGISTER) return false;
+  return c.shape.encoding == RawEncoding::Legacy && c.shape.map == 1 &&
+         (c.shape.opcode == 0x1a || c.shape.opcode == 0x1b);
 }
 
 }  // namespace
 
 const std::vector<ExpectedException>& expected_exceptions() {
   static const std::vector<ExpectedException> exceptions = {
-      {"Knights Corner MVEX (62 with P1 bit 2 clear): Zydis decodes it, objdump 2.40 and non-Phi CPUs do not",
-       "SDM vol. 2 §2.7.1 Table 2-30 (EVEX P1[2] = 1); objdump 2.40: (bad)", knights_corner_mvex, Mode::Long64,
+      {"Knights Corner (MVEX, KNC VEX mask ops): Zydis decodes them, objdump 2.40 and non-Phi CPUs do not",
+       "SDM vol. 2 §2.7.1 Table 2-30 (EVEX P1[2] = 1); objdump 2.40: (bad)", zydis_decodes_knights_corner, Mode::Long64,
        Vendor::Intel, "62 f3 79 20 1f 47 05 00 62 cc aa f8 77 10 1d 8b"},
-      {"REX/66/F2/F3/F0 before VEX/EVEX, input ends (we refuse at once, Zydis wants more bytes)",
-       "SDM vol. 2 §2.3.2 and §2.7.1: such a prefix before VEX/EVEX is #UD", prefixed_vex_cut_short, Mode::Long64,
+      {"input ends; we already refuse (prefix before VEX/EVEX, MVEX, unlockable LOCK), Zydis wants more bytes",
+       "SDM vol. 2 §2.3.2, §2.7.1, LOCK; every continuation checked Invalid", refused_before_the_end, Mode::Long64,
        Vendor::Amd, "49 c5"},
       {"x87 reserved register-form aliases FSTP1/FCOM2/FCOMP3/FXCH4/FCOMP5/FXCH7/FSTP8/FSTP9",
        "SDM vol. 2 A.5 Tables A-8..A-22 (blank cells); objdump 2.40: (bad)", x87_reserved_alias, Mode::Protected32,
@@ -134,9 +163,13 @@ const std::vector<ExpectedException>& expected_exceptions() {
       {"longer than 15 bytes and undefined: TooLong vs Invalid", "SDM vol. 3 §6.9 Table 6-2 (same priority class)",
        too_long_and_invalid, Mode::Protected32, Vendor::Amd,
        "67 2e f0 26 f0 3e 2e f0 26 f2 67 c7 85 7c fb ff ff 01 00 00 00"},
-      {"VEX/EVEX/XOP payload complete, opcode byte missing, no opcode could make it valid: Truncated vs invalid",
-       "both refuse; every completion is Invalid for us (checked)", vector_payload_cut_short, Mode::Protected32,
-       Vendor::Amd, "c4 c3 04"},
+      {"input ends where Zydis already refuses; we say Truncated", "both refuse; every continuation checked Invalid",
+       truncated_where_zydis_refuses, Mode::Protected32, Vendor::Amd, "c4 c3 04"},
+      {"AMD: SYSENTER/SYSEXIT in long mode", "AMD APM vol. 3 SYSENTER, SYSEXIT (#UD in long mode)",
+       amd_long_mode_sysenter, Mode::Long64, Vendor::Amd, "4a 0f 34 87 e9 7d c8 f5 60 21 b2 ce 9d 68 36 42"},
+      {"MPX 0F 1A/1B naming BND4-BND15: hint NOP unless MPX is enabled",
+       "SDM vol. 2 BNDCL/BNDMK/BNDMOV/BNDLDX/BNDSTX #UD conditions; objdump 2.40 decodes them",
+       mpx_high_bound_register, Mode::Protected32, Vendor::Amd, "0f 1b 71 fc ff ff e7 88 59 8e f4 ac 7d 35 22 07"},
   };
   return exceptions;
 }
