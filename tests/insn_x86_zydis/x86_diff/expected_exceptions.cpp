@@ -144,6 +144,39 @@ bool mpx_high_bound_register(const Comparison& c) {
          (c.shape.opcode == 0x1a || c.shape.opcode == 0x1b);
 }
 
+// Extensions objdump 2.40 (binutils, January 2023) decodes and Zydis 4.0 (November 2022)
+// does not, each matched on its exact encoding (map, opcode, pp, W, memory/register form)
+// from the SDM / ISA Extensions Reference (319433-047):
+//   AVX-IFMA        VEX.66.0F38.W1 B4/B5
+//   AVX-VNNI-INT8   VEX.{NP,F3,F2}.0F38.W0 50/51
+//   AVX-NE-CONVERT  VEX.F3.0F38.W0 72 /r; VEX.{NP,66,F3,F2}.0F38.W0 B0 m; VEX.{66,F3}.0F38.W0 B1 m
+//   AMX-FP16        VEX.128.F2.0F38.W0 5C 11:rrr:bbb (64-bit mode)
+//   CMPccXADD       VEX.128.66.0F38 E0-EF m (64-bit mode)
+//   RAO-INT         {NP,66,F2,F3} 0F 38 FC m
+//   WRMSRNS/MSRLIST {NP,F2,F3} 0F 01 C6
+bool newer_than_zydis_4_0(const Comparison& c) {
+  if (c.ours != DecodeStatus::Ok || c.zydis.zydis_status != ZYDIS_STATUS_DECODING_ERROR) return false;
+  const RawShape& s = c.shape;
+  if (!s.has_modrm_byte) return false;
+  const bool mem = !s.modrm_is_register();
+  const bool vex = s.encoding == RawEncoding::Vex2 || s.encoding == RawEncoding::Vex3;
+  const bool long64 = c.config.mode == Mode::Long64;
+  if (vex && s.map == 2) {
+    const uint8_t op = s.opcode;
+    if ((op == 0xb4 || op == 0xb5) && s.pp == 1 && s.w) return true;
+    if ((op == 0x50 || op == 0x51) && s.pp != 1 && !s.w) return true;
+    if (op == 0x72 && s.pp == 2 && !s.w) return true;
+    if (op == 0xb0 && mem && !s.w) return true;
+    if (op == 0xb1 && mem && (s.pp == 1 || s.pp == 2) && !s.w) return true;
+    if (op == 0x5c && long64 && s.pp == 3 && !s.w && s.l == 0 && !mem) return true;
+    if (op >= 0xe0 && op <= 0xef && long64 && s.pp == 1 && s.l == 0 && mem) return true;
+    return false;
+  }
+  if (s.encoding != RawEncoding::Legacy) return false;
+  if (s.map == 2 && s.opcode == 0xfc && mem) return true;
+  return s.map == 1 && s.opcode == 0x01 && s.modrm == 0xc6 && s.mandatory_prefix() != 0x66;
+}
+
 }  // namespace
 
 const std::vector<ExpectedException>& expected_exceptions() {
@@ -170,6 +203,10 @@ const std::vector<ExpectedException>& expected_exceptions() {
       {"MPX 0F 1A/1B naming BND4-BND15: hint NOP unless MPX is enabled",
        "SDM vol. 2 BNDCL/BNDMK/BNDMOV/BNDLDX/BNDSTX #UD conditions; objdump 2.40 decodes them",
        mpx_high_bound_register, Mode::Protected32, Vendor::Amd, "0f 1b 71 fc ff ff e7 88 59 8e f4 ac 7d 35 22 07"},
+      {"extensions objdump 2.40 knows and Zydis 4.0 does not (AVX-IFMA, AVX-VNNI-INT8, AVX-NE-CONVERT, AMX-FP16, "
+       "CMPccXADD, RAO-INT, WRMSRNS, MSRLIST)",
+       "ISA Extensions Reference 319433-047 encodings; objdump 2.40 decodes them", newer_than_zydis_4_0, Mode::Long64,
+       Vendor::Intel, "c4 e2 c1 b4 79 0b 90 90 90 90 90 90 90 90 90 90"},
   };
   return exceptions;
 }
