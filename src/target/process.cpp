@@ -88,6 +88,15 @@ std::string tracer_of(pid_t pid) {
   return "";
 }
 
+int seccomp_mode(pid_t pid) {
+  std::ifstream status(fmt::format("/proc/{}/status", pid));
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Seccomp:", 0) == 0) return static_cast<int>(std::strtol(line.c_str() + 8, nullptr, 10));
+  }
+  return 0;
+}
+
 }  // namespace
 
 std::optional<int> take_stashed_status(pid_t tid) {
@@ -156,18 +165,11 @@ Result<std::unique_ptr<Process>> Process::launch(const std::vector<std::string>&
   std::vector<char*> args;
   for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
-  sigset_t child_mask;
-  if (const void* original = original_signal_mask()) {
-    std::memcpy(&child_mask, original, sizeof child_mask);
-  } else {
-    pthread_sigmask(SIG_SETMASK, nullptr, &child_mask);
-  }
 
   pid_t pid = ::fork();
   if (pid < 0) return make_error(fmt::format("fork: {}", errno_text()));
   if (pid == 0) {
     ::close(error_pipe[0]);
-    pthread_sigmask(SIG_SETMASK, &child_mask, nullptr);
     // Stop so that the parent can PTRACE_SEIZE us (SEIZE gives PTRACE_LISTEN and clean
     // group-stop reporting, which PTRACE_TRACEME does not).
     ::raise(SIGSTOP);
@@ -222,6 +224,7 @@ Result<std::unique_ptr<Process>> Process::launch(const std::vector<std::string>&
   ::close(error_pipe[0]);
   process->threads_[pid] = ThreadState::Stopped;
   if (auto opened = process->open_memory(); !opened) return opened.error();
+  set_wake_thread(pid);
   return process;
 }
 
@@ -262,6 +265,7 @@ Result<std::unique_ptr<Process>> Process::attach(pid_t pid) {
   }
   if (auto opened = process->open_memory(); !opened) return opened.error();
   if (auto stopped = process->stop_all(); !stopped) return stopped.error();
+  set_wake_thread(pid);
   return process;
 }
 
@@ -678,6 +682,13 @@ Result<int64_t> Process::remote_syscall(pid_t tid, int64_t number, std::span<con
     return make_error(fmt::format("remote system call: thread {} is not stopped", tid));
   }
   if (args.size() > 6) return make_error("remote system call: at most 6 arguments");
+  // Under a seccomp filter the injected call could kill the program or be refused in ways we
+  // cannot tell apart from a real failure: do not try.
+  if (int mode = seccomp_mode(pid_); mode != 0) {
+    return make_error(fmt::format("process {} runs under seccomp (mode {}): xprobe does not inject system calls "
+                                  "into it (out-of-line slots need one mmap)",
+                                  pid_, mode));
+  }
   if (syscall_stub_ == 0) {
     // The stub goes over the code at the thread's rip: no other thread may run meanwhile.
     if (auto stopped = stop_all(); !stopped) return stopped.error();

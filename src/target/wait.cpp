@@ -1,11 +1,11 @@
 #include "target/wait.h"
 
+#include <sys/ptrace.h>
 #include <sys/wait.h>
 
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <ctime>
 
 #include <fmt/format.h>
 
@@ -13,47 +13,44 @@ namespace xprobe::target {
 namespace {
 
 volatile sig_atomic_t g_stop_requested = 0;
+volatile sig_atomic_t g_wake_tid = 0;
 int g_stop_signals_depth = 0;
-sigset_t g_original_mask;
-bool g_have_original_mask = false;
+struct sigaction g_previous_int;
+struct sigaction g_previous_term;
 
-sigset_t stop_set() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGCHLD);
-  return set;
+// A signal that lands after the flag was checked but before waitpid() blocked would not
+// interrupt it; interrupting a tracee makes it stop, and that stop ends the wait for sure.
+void on_stop_signal(int) {
+  int saved_errno = errno;
+  g_stop_requested = 1;
+  pid_t wake = g_wake_tid;
+  if (wake > 0) ::ptrace(PTRACE_INTERRUPT, wake, nullptr, nullptr);
+  errno = saved_errno;
 }
 
 }  // namespace
 
 StopSignals::StopSignals() {
   if (g_stop_signals_depth++ > 0) return;
-  sigset_t set = stop_set();
-  pthread_sigmask(SIG_BLOCK, &set, &g_original_mask);
-  g_have_original_mask = true;
+  struct sigaction action;
+  std::memset(&action, 0, sizeof action);
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0;  // no SA_RESTART: a blocked waitpid returns EINTR
+  sigaction(SIGINT, &action, &g_previous_int);
+  sigaction(SIGTERM, &action, &g_previous_term);
 }
 
 StopSignals::~StopSignals() {
   if (--g_stop_signals_depth > 0) return;
-  // Signals taken by sigtimedwait are gone; any still pending would be delivered now with
-  // their default action (killing the tracer on SIGINT), so drain them first.
-  sigset_t set = stop_set();
-  timespec zero{0, 0};
-  siginfo_t info;
-  while (sigtimedwait(&set, &info, &zero) > 0) {
-    if (info.si_signo == SIGINT || info.si_signo == SIGTERM) g_stop_requested = 1;
-  }
-  pthread_sigmask(SIG_SETMASK, &g_original_mask, nullptr);
-  g_have_original_mask = false;
+  sigaction(SIGINT, &g_previous_int, nullptr);
+  sigaction(SIGTERM, &g_previous_term, nullptr);
 }
 
 bool stop_requested() { return g_stop_requested != 0; }
 void request_stop() { g_stop_requested = 1; }
 void clear_stop_request() { g_stop_requested = 0; }
-
-const void* original_signal_mask() { return g_have_original_mask ? &g_original_mask : nullptr; }
+void set_wake_thread(pid_t tid) { g_wake_tid = tid; }
 
 Result<std::optional<RawWait>> wait_any(std::optional<pid_t> tid) {
   pid_t which = tid ? *tid : -1;
@@ -61,22 +58,11 @@ Result<std::optional<RawWait>> wait_any(std::optional<pid_t> tid) {
     // A specific tid is waited for inside a protocol step (an injected syscall, an
     // interrupt); the stop request is honoured by the caller's next general wait.
     if (!tid && g_stop_requested) return std::optional<RawWait>();
-    if (g_stop_signals_depth == 0) {
-      int status = 0;
-      pid_t got = waitpid(which, &status, __WALL);
-      if (got > 0) return std::optional<RawWait>(RawWait{got, status});
-      if (errno == EINTR) continue;
-      return make_error(fmt::format("waitpid: {}", std::strerror(errno)));
-    }
     int status = 0;
-    pid_t got = waitpid(which, &status, __WALL | WNOHANG);
+    pid_t got = ::waitpid(which, &status, __WALL);
     if (got > 0) return std::optional<RawWait>(RawWait{got, status});
-    if (got < 0 && errno != EINTR) return make_error(fmt::format("waitpid: {}", std::strerror(errno)));
-    sigset_t set = stop_set();
-    siginfo_t info;
-    timespec timeout{0, 200'000'000};  // a SIGCHLD can coalesce; poll waitpid now and then anyway
-    int taken = sigtimedwait(&set, &info, &timeout);
-    if (taken == SIGINT || taken == SIGTERM) g_stop_requested = 1;
+    if (errno == EINTR) continue;
+    return make_error(fmt::format("waitpid: {}", std::strerror(errno)));
   }
 }
 

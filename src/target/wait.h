@@ -10,9 +10,8 @@
 namespace xprobe::target {
 
 // While an instance lives, SIGINT and SIGTERM sent to the tracer do not kill it: they set
-// stop_requested(), which every wait checks. SIGINT/SIGTERM/SIGCHLD are blocked in the
-// calling thread and taken with sigtimedwait, so a signal that arrives just before a wait
-// cannot be lost. Programs we launch get the signal mask the tracer had before.
+// stop_requested(), which every wait checks (a blocked waitpid is interrupted; a signal that
+// comes just before it blocks interrupts the wake thread, whose stop ends the wait).
 class StopSignals {
  public:
   StopSignals();
@@ -20,6 +19,9 @@ class StopSignals {
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
 };
+
+// The traced thread the stop-signal handler interrupts to end a wait (Process sets it).
+void set_wake_thread(pid_t tid);
 
 bool stop_requested();
 void request_stop();        // as if SIGINT had arrived (tests, the CLI)
@@ -33,8 +35,5 @@ struct RawWait {
 // Waits for any traced child (or `tid` when given). Returns std::nullopt when a stop was
 // requested before anything happened, an error when there is no child left.
 Result<std::optional<RawWait>> wait_any(std::optional<pid_t> tid = std::nullopt);
-
-// The signal mask launched programs must get (the mask before StopSignals changed it).
-const void* original_signal_mask();
 
 }  // namespace xprobe::target

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <chrono>
 #include <map>
 #include <thread>
@@ -497,6 +498,56 @@ TEST(TrapEngineTest, RepeatedAttachTraceDetachCyclesOnABusyMultithreadedProgram)
   ASSERT_TRUE(WIFEXITED(status)) << status;
   EXPECT_EQ(WEXITSTATUS(status), untraced.exit_status);
   EXPECT_EQ(output, untraced.output);
+}
+
+}  // namespace
+}  // namespace xprobe::probe::engine
+
+namespace xprobe::probe::engine {
+namespace {
+
+using namespace xprobe::testing;
+
+// Under seccomp no system call is injected: a probe that needs an out-of-line slot is
+// refused with the reason; one that is emulated (the call in main) still works.
+TEST(TrapEngineTest, SeccompProcessesGetNoInjectedSyscallsAndAClearRefusal) {
+  std::string program = e2e_program("sandboxed");
+  auto untraced = run_untraced({program});
+  ASSERT_EQ(untraced.exit_status, 0);
+  std::string refusal;
+  bool planted_call = false;
+  ProbeId call_probe = 0;
+  auto run = run_traced({program}, [&](TrapEngine& engine, target::Process& process) {
+    // Plant a breakpoint on work() from inside it once seccomp is on: at the first call in
+    // main after prctl (the call instruction is emulated, so needs no slot).
+    uint64_t main_start = symbol_address(process.pid(), program, "main");
+    uint64_t work = symbol_address(process.pid(), program, "work");
+    for (uint64_t address : instruction_boundaries(process, main_start, symbol_size(program, "main"))) {
+      uint8_t bytes[5];
+      if (!process.read(address, bytes) || bytes[0] != 0xe8) continue;
+      int32_t rel;
+      std::memcpy(&rel, bytes + 1, 4);
+      if (address + 5 + static_cast<uint64_t>(static_cast<int64_t>(rel)) != work) continue;
+      ProbeSpec spec;
+      spec.address = address;
+      spec.on_hit = [&, work](const HitContext& hit) {
+        ProbeSpec inside;
+        inside.address = work;  // lea: runs out of line, needs the slot area
+        auto id = engine.add_probe(inside);
+        if (!id) refusal = id.error().message;
+        (void)hit;
+      };
+      auto id = engine.add_probe(spec);
+      ASSERT_TRUE(id) << id.error().message;
+      call_probe = *id;
+      planted_call = true;
+    }
+  }, [&](TrapEngine& engine) { EXPECT_EQ(engine.stats(call_probe).hits, 1u); });
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  EXPECT_TRUE(planted_call);
+  EXPECT_NE(refusal.find("runs under seccomp"), std::string::npos) << refusal;
+  EXPECT_EQ(run.output, untraced.output);
+  EXPECT_EQ(exit_status_of(run.result), untraced.exit_status);
 }
 
 }  // namespace

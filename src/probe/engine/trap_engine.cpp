@@ -180,6 +180,9 @@ Status TrapEngine::unplant(Site& site) {
   if (!site.planted) return {};
   site.planted = false;
   retired_.insert(site.address);
+  // A program that rewrote its own code over our breakpoint keeps what it wrote.
+  uint8_t now = 0;
+  if (!process_.read(site.address, std::span<uint8_t>(&now, 1)) || now != ax86::kBreakpointByte) return {};
   return process_.write(site.address, std::span<const uint8_t>(site.bytes.data(), 1));
 }
 
@@ -191,6 +194,15 @@ void TrapEngine::release_site_if_unused(uint64_t address) {
 }
 
 Result<ProbeId> TrapEngine::add_probe(ProbeSpec spec) {
+  if (pid_t tid = process_.any_stopped_thread(); tid != 0) {
+    auto registers = process_.get_registers(tid);
+    constexpr uint64_t kCompatibilityCodeSegment = 0x23;  // a 32-bit process under a 64-bit kernel
+    if (registers && registers->raw.cs == kCompatibilityCodeSegment) {
+      return make_error(fmt::format("Could not insert probe at address 0x{:x} due to: process {} runs 32-bit code, "
+                                    "which the x86-64 trap engine does not handle",
+                                    spec.address, process_.pid()));
+    }
+  }
   auto site = site_for(spec.address);
   if (!site) return site.error();
   ProbeId id = next_id_++;
