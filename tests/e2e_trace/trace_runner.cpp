@@ -183,6 +183,8 @@ KernelRun run_under_kernel_uprobes(const std::vector<std::string>& definitions, 
     run.skip_reason = "tracefs with uprobe_events is not available";
     return run;
   }
+  // tracing_on is global: put back what it was when done.
+  const std::string tracing_was = read_text_file(root + "/tracing_on");
   write_file(root + "/tracing_on", "0");
   write_file(root + "/events/xpt_oracle/enable", "0");
   // Each definition reads "p:xpt_oracle/NAME ...": delete exactly those names before and after.
@@ -218,6 +220,7 @@ KernelRun run_under_kernel_uprobes(const std::vector<std::string>& definitions, 
   write_file(root + "/events/xpt_oracle/enable", "0");
   remove_events();
   write_file(root + "/trace", "");
+  write_file(root + "/tracing_on", tracing_was.empty() ? "1" : tracing_was);
   unlink(out.c_str());
   unlink(err.c_str());
   return run;
