@@ -494,8 +494,37 @@ Status Process::stop_all() {
       return stopped;
     }
   }
+  // An interrupt is reported before a signal already queued: a thread that has just executed
+  // an int3 may stop here with its SIGTRAP still pending. Let it take the signal now, so the
+  // caller sees the trap instead of the program dying of it after a detach.
+  std::vector<pid_t> trapped;
+  for (const auto& [tid, state] : threads_) {
+    if (state == ThreadState::Stopped && sigtrap_pending(tid)) trapped.push_back(tid);
+  }
+  for (pid_t tid : trapped) {
+    bool has_event = std::any_of(pending_.begin(), pending_.end(), [&](const StopEvent& e) { return e.tid == tid; });
+    if (has_event) continue;
+    if (::ptrace(PTRACE_CONT, tid, nullptr, 0) != 0) continue;
+    threads_[tid] = ThreadState::Running;
+    if (auto stopped = wait_until_stopped(tid); !stopped) {
+      waiting_for_interrupt_ = false;
+      return stopped;
+    }
+  }
   waiting_for_interrupt_ = false;
   return {};
+}
+
+bool Process::sigtrap_pending(pid_t tid) const {
+  std::ifstream status(fmt::format("/proc/{}/task/{}/status", pid_, tid));
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("SigPnd:", 0) == 0) {
+      unsigned long long mask = std::strtoull(line.c_str() + 7, nullptr, 16);
+      return mask & (1ull << (SIGTRAP - 1));
+    }
+  }
+  return false;
 }
 
 std::deque<StopEvent> Process::take_pending_events() {

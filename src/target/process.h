@@ -129,6 +129,7 @@ class Process final : public Memory {
   // Turns one wait status into an event (or handles it internally and returns nullopt).
   Result<std::optional<StopEvent>> classify(pid_t tid, int status);
   Status wait_until_stopped(pid_t tid);
+  bool sigtrap_pending(pid_t tid) const;
   Status poke_write(uint64_t address, std::span<const uint8_t> bytes);
 
   pid_t pid_;

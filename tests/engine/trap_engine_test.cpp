@@ -475,12 +475,14 @@ TEST(TrapEngineTest, RepeatedAttachTraceDetachCyclesOnABusyMultithreadedProgram)
       spec.on_hit = [&](const HitContext&) {
         if (++total_hits % 7 == 0) target::request_stop();
       };
-      ASSERT_TRUE(engine.add_probe(spec));
+      auto id = engine.add_probe(spec);
+      ASSERT_TRUE(id) << id.error().message;
     }
     ProbeSpec ret;
     ret.address = tick;
     ret.is_return = true;
-    ASSERT_TRUE(engine.add_probe(ret));
+    auto id = engine.add_probe(ret);
+    ASSERT_TRUE(id) << id.error().message;
     auto result = engine.run();
     target::clear_stop_request();
     ASSERT_TRUE(result) << result.error().message;
