@@ -554,3 +554,55 @@ TEST(TrapEngineTest, SeccompProcessesGetNoInjectedSyscallsAndAClearRefusal) {
 
 }  // namespace
 }  // namespace xprobe::probe::engine
+
+namespace xprobe::probe::engine {
+namespace {
+
+using namespace xprobe::testing;
+
+TEST(TrapEngineTest, FollowForkTracesTheChildWithTheSameProbes) {
+  std::string program = e2e_program("forker");
+  auto untraced = run_untraced({program});
+  ProbeId work = 0, work_return = 0;
+  std::map<pid_t, int> hits_by_process;
+  uint64_t returns_matching = 0;
+  CapturedStdout captured;
+  auto process = target::Process::launch({program});
+  captured.restore();
+  ASSERT_TRUE(process) << process.error().message;
+  EngineOptions options = engine_options();
+  options.follow_fork = true;
+  RunResult result;
+  {
+    TrapEngine engine(**process, options);
+    ProbeSpec spec;
+    spec.address = symbol_address((*process)->pid(), program, "work");
+    spec.on_hit = [&](const HitContext& hit) { ++hits_by_process[hit.process.pid()]; };
+    auto id = engine.add_probe(spec);
+    ASSERT_TRUE(id) << id.error().message;
+    work = *id;
+    ProbeSpec ret;
+    ret.address = spec.address;
+    ret.is_return = true;
+    ret.save_at_entry = [](const HitContext& hit) { return std::vector<uint64_t>{hit.registers.raw.rdi}; };
+    ret.on_return = [&](const ReturnContext& r) {
+      if ((r.hit.registers.raw.rax & 0xffffffff) == r.saved[0] + 1) ++returns_matching;
+    };
+    id = engine.add_probe(ret);
+    ASSERT_TRUE(id) << id.error().message;
+    work_return = *id;
+    auto ran = engine.run();
+    ASSERT_TRUE(ran) << ran.error().message;
+    result = *ran;
+    EXPECT_EQ(engine.stats(work).hits, 15u);  // parent 5 + 5, child 5
+    EXPECT_EQ(engine.stats(work_return).hits, 15u);
+  }
+  EXPECT_EQ(returns_matching, 15u);
+  ASSERT_EQ(hits_by_process.size(), 2u);
+  EXPECT_EQ(hits_by_process[(*process)->pid()], 10);
+  EXPECT_EQ(exit_status_of(result), untraced.exit_status);
+  EXPECT_EQ(captured.text(), untraced.output);
+}
+
+}  // namespace
+}  // namespace xprobe::probe::engine

@@ -1,5 +1,6 @@
 #include "probe/engine/trap_engine.h"
 
+#include <signal.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -12,6 +13,8 @@
 #include "arch/x86/probe_support/execution_plan.h"
 #include "sim/x86/branch_sim.h"
 #include "support/hex.h"
+
+#include <sys/syscall.h>
 
 namespace xprobe::probe::engine {
 
@@ -83,7 +86,7 @@ TrapEngine::TrapEngine(Process& process, EngineOptions options) : process_(proce
 }
 
 TrapEngine::~TrapEngine() {
-  if (!detached_ && process_.alive()) (void)detach();
+  if (!detached_) (void)detach();
 }
 
 Result<insn::x86::X86Insn> TrapEngine::decode_at(uint64_t address, std::vector<uint8_t>& bytes) {
@@ -129,6 +132,22 @@ Result<uint64_t> TrapEngine::allocate_slot(uint64_t near, pid_t tid) {
   }
   if (!start) return start.error();
   // The area's first slot holds the stub for later remote system calls.
+  for (auto& [pid, child] : followed_) {
+    // A slot must exist at the same address in every process that runs this code.
+    pid_t child_tid = child->any_stopped_thread();
+    if (child_tid == 0) {
+      if (auto stopped = child->stop_all(); !stopped) return stopped.error();
+      child_tid = child->any_stopped_thread();
+    }
+    uint64_t args[] = {*start, kAreaSize, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS | 0x100000, ~uint64_t{0}, 0};
+    auto mapped = child->remote_syscall(child_tid, SYS_mmap, args);
+    if (!mapped || static_cast<uint64_t>(*mapped) != *start) {
+      return make_error(fmt::format("cannot map the slot area at 0x{:x} in followed child {} too", *start, pid));
+    }
+    if (auto written = child->write(*start, Process::kSyscallStub); !written) return written.error();
+    child->set_syscall_stub(*start);
+    (void)child->resume_all();
+  }
   if (auto written = process_.write(*start, Process::kSyscallStub); !written) return written.error();
   process_.set_syscall_stub(*start);
   areas_.push_back(SlotArea{*start, kAreaSize, 2 * ax86::kSlotSize});
@@ -159,7 +178,10 @@ Result<TrapEngine::Site*> TrapEngine::site_for(uint64_t address) {
     if (!slot) return fail(slot.error().message);
     auto code = ax86::build_slot(site->bytes, site->insn, address, *slot);
     if (!code) return fail(code.error().message);
-    if (auto written = process_.write(*slot, *code); !written) return fail(written.error().message);
+    auto slot_address = *slot;
+    if (auto written = for_each_address_space([&](Process& p) { return p.write(slot_address, *code); }); !written) {
+      return fail(written.error().message);
+    }
     site->slot = *slot;
   }
   if (auto planted = plant(*site); !planted) return fail(planted.error().message);
@@ -168,9 +190,22 @@ Result<TrapEngine::Site*> TrapEngine::site_for(uint64_t address) {
   return raw;
 }
 
+Status TrapEngine::for_each_address_space(const std::function<Status(Process&)>& action) {
+  if (process_.alive()) {
+    if (auto done = action(process_); !done) return done;
+  }
+  for (auto& [pid, child] : followed_) {
+    if (!child->alive()) continue;
+    if (auto done = action(*child); !done) return done;
+  }
+  return {};
+}
+
 Status TrapEngine::plant(Site& site) {
   const uint8_t breakpoint[] = {ax86::kBreakpointByte};
-  if (auto written = process_.write(site.address, breakpoint); !written) return written;
+  if (auto written = for_each_address_space([&](Process& p) { return p.write(site.address, breakpoint); }); !written) {
+    return written;
+  }
   site.planted = true;
   retired_.erase(site.address);
   return {};
@@ -180,10 +215,12 @@ Status TrapEngine::unplant(Site& site) {
   if (!site.planted) return {};
   site.planted = false;
   retired_.insert(site.address);
-  // A program that rewrote its own code over our breakpoint keeps what it wrote.
-  uint8_t now = 0;
-  if (!process_.read(site.address, std::span<uint8_t>(&now, 1)) || now != ax86::kBreakpointByte) return {};
-  return process_.write(site.address, std::span<const uint8_t>(site.bytes.data(), 1));
+  return for_each_address_space([&](Process& p) -> Status {
+    // A program that rewrote its own code over our breakpoint keeps what it wrote.
+    uint8_t now = 0;
+    if (!p.read(site.address, std::span<uint8_t>(&now, 1)) || now != ax86::kBreakpointByte) return {};
+    return p.write(site.address, std::span<const uint8_t>(site.bytes.data(), 1));
+  });
 }
 
 void TrapEngine::release_site_if_unused(uint64_t address) {
@@ -444,6 +481,12 @@ Status TrapEngine::on_fork(const StopEvent& event) {
     vfork_children_[event.new_pid] = std::move(*child);
     return vfork_children_[event.new_pid]->resume_all();
   }
+  if (options_.follow_fork && event.kind == StopKind::Fork) {
+    // Its memory is a copy of ours: same breakpoints, same slots. Trace it as it is.
+    pid_t pid = event.new_pid;
+    followed_[pid] = std::move(*child);
+    return followed_[pid]->resume_all();
+  }
   // A forked child carries a copy of every breakpoint: put the original bytes back. Its
   // forking thread may sit in a slot (fork executed out of line); the slot area is copied
   // too, and its jmp leads back to the original code.
@@ -451,7 +494,13 @@ Status TrapEngine::on_fork(const StopEvent& event) {
     if (site->planted) (void)(*child)->write(address, std::span<const uint8_t>(site->bytes.data(), 1));
   }
   (void)move_out_of_slots(**child);
-  return (*child)->detach();
+  const bool follow = follow_fork_ && follow_fork_(event.new_pid);
+  // A SIGSTOP queued now is delivered as soon as the child leaves ptrace: it stops before
+  // running a single instruction untraced, and the follower's attach finds it stopped.
+  if (follow) ::kill(event.new_pid, SIGSTOP);
+  Status detached = (*child)->detach();
+  if (follow && detached) fork_followed_(event.new_pid);
+  return detached;
 }
 
 Status TrapEngine::on_vfork_child_event(pid_t tid) {
@@ -480,6 +529,48 @@ Status TrapEngine::on_vfork_child_event(pid_t tid) {
       (void)on_fork(e);
       return child.resume(e.tid);
     case StopKind::ThreadExited:
+    case StopKind::Foreign:
+      return {};
+    default:
+      return child.resume(e.tid);
+  }
+}
+
+Status TrapEngine::on_followed_event(pid_t tid) {
+  auto owner = std::find_if(followed_.begin(), followed_.end(), [&](const auto& entry) { return entry.second->owns(tid); });
+  if (owner == followed_.end()) return {};
+  Process& child = *owner->second;
+  auto event = child.next_event();
+  if (!event || !*event) return {};
+  const StopEvent& e = **event;
+  switch (e.kind) {
+    case StopKind::Trap:
+      return handle_trap(child, e, true);
+    case StopKind::Signal:
+      if (auto moved = move_thread_out_of_slot(child, e.tid, true); !moved) return moved;
+      return child.resume(e.tid, e.signal);
+    case StopKind::Fork:
+    case StopKind::Vfork:
+      (void)on_fork(e);
+      return child.resume(e.tid);
+    case StopKind::Exec:
+      (void)child.detach();
+      followed_.erase(owner);
+      return {};
+    case StopKind::Exited:
+    case StopKind::Killed:
+      followed_.erase(owner);
+      return {};
+    case StopKind::ThreadExited: {
+      replays_.erase(e.tid);
+      auto stack = shadow_stacks_.find(e.tid);
+      if (stack != shadow_stacks_.end()) {
+        std::vector<Frame> frames = std::move(stack->second);
+        shadow_stacks_.erase(stack);
+        for (const Frame& frame : frames) drop_frame(frame, true);
+      }
+      return {};
+    }
     case StopKind::Foreign:
       return {};
     default:
@@ -546,51 +637,64 @@ Result<RunResult> TrapEngine::run() {
         break;
       }
       case StopKind::Exited:
-        return RunResult{RunEnd::Exited, event.exit_status, 0};
       case StopKind::Killed:
+        // Children we still trace outlive the program: leave them clean and untraced (else
+        // PTRACE_O_EXITKILL would take them down with xprobe).
+        (void)detach();
+        if (event.kind == StopKind::Exited) return RunResult{RunEnd::Exited, event.exit_status, 0};
         return RunResult{RunEnd::Killed, 0, event.signal};
       case StopKind::Foreign:
         handled = on_vfork_child_event(event.tid);
+        if (handled) handled = on_followed_event(event.tid);
         break;
     }
     if (!handled) return handled.error();
   }
 }
 
-Status TrapEngine::detach() {
-  if (detached_) return {};
-  detached_ = true;
-  if (!process_.alive()) return {};
-  if (auto stopped = process_.stop_all(); !stopped) return stopped;
-  std::deque<StopEvent> events = process_.take_pending_events();
+Status TrapEngine::detach_one(Process& process) {
+  if (auto stopped = process.stop_all(); !stopped) return stopped;
+  std::deque<StopEvent> events = process.take_pending_events();
   for (const StopEvent& event : events) {
     switch (event.kind) {
       case StopKind::Trap:
         if (sites_.count(event.address) || retired_.count(event.address)) {
           // A hit not handled yet: undo the trap, the original instruction will run.
-          auto registers = process_.get_registers(event.tid);
+          auto registers = process.get_registers(event.tid);
           if (registers) {
             registers->set_ip(event.address);
-            (void)process_.set_registers(event.tid, *registers);
+            (void)process.set_registers(event.tid, *registers);
           }
         } else {
-          process_.push_pending_event(event);
+          process.push_pending_event(event);
         }
         break;
       case StopKind::Signal:
-        process_.push_pending_event(event);  // delivered by the detach
+        process.push_pending_event(event);  // delivered by the detach
         break;
       case StopKind::Fork:
       case StopKind::Vfork:
         (void)on_fork(StopEvent{StopKind::Fork, event.tid, 0, 0, event.new_pid, 0, {}});
         break;
       case StopKind::Exec:
-        sites_.clear();  // nothing of ours in the new image
+        if (&process == &process_) sites_.clear();  // nothing of ours in the new image
         break;
       default:
         break;
     }
   }
+  return {};
+}
+
+Status TrapEngine::detach() {
+  if (detached_) return {};
+  detached_ = true;
+  options_.follow_fork = false;  // a fork seen while detaching is cleaned, not followed
+  // Everything stops before any byte is restored, so no thread runs half-restored code.
+  if (process_.alive()) {
+    if (auto stopped = detach_one(process_); !stopped) return stopped;
+  }
+  for (auto& [pid, child] : followed_) (void)detach_one(*child);
   for (auto& [address, site] : sites_) (void)unplant(*site);
   for (auto& [pid, child] : vfork_children_) {
     (void)child->stop_all();
@@ -598,6 +702,12 @@ Status TrapEngine::detach() {
     (void)child->detach();
   }
   vfork_children_.clear();
+  for (auto& [pid, child] : followed_) {
+    (void)move_out_of_slots(*child);
+    (void)child->detach();
+  }
+  followed_.clear();
+  if (!process_.alive()) return {};
   if (auto moved = move_out_of_slots(process_); !moved) return moved;
   return process_.detach();
 }

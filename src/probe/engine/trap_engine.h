@@ -71,6 +71,10 @@ struct ProbeStats {
 };
 
 struct EngineOptions {
+  // Trace forked children too (their hits are reported with their own process/tid); else a
+  // child gets every breakpoint removed and is detached at once. A followed child is
+  // detached when it execs (its new image is not resolved again).
+  bool follow_fork = false;
   // Decodes one instruction; the default is insn::x86::decode for 64-bit code on this host.
   std::function<insn::x86::DecodeStatus(std::span<const uint8_t>, uint64_t, insn::x86::X86Insn&)> decode;
 };
@@ -102,6 +106,14 @@ class TrapEngine {
   // Called after the program exec'ed: every probe is gone (the image is new); add new ones
   // from here. The process is stopped at the new image's entry.
   void set_exec_handler(std::function<void(TrapEngine&)> handler) { exec_handler_ = std::move(handler); }
+
+  // --follow-fork: asked for every forked child (after its copy of the breakpoints is gone).
+  // Returning true leaves the child stopped (SIGSTOP) when it is detached, so that another
+  // tracer can attach to it before it runs; `followed` is then called after the detach.
+  void set_fork_follower(std::function<bool(pid_t child)> follow, std::function<void(pid_t child)> followed) {
+    follow_fork_ = std::move(follow);
+    fork_followed_ = std::move(followed);
+  }
 
   ProbeStats stats(ProbeId id) const;
   // Every probe with its statistics (removed ones too).
@@ -153,7 +165,13 @@ class TrapEngine {
   std::map<pid_t, std::pair<uint64_t, uint64_t>> replays_;  // tid -> {address, rsp} of a hit being replayed
   std::set<uint64_t> retired_;  // addresses whose breakpoint was removed: a late trap there is ours
   std::map<pid_t, std::unique_ptr<target::Process>> vfork_children_;
+  std::map<pid_t, std::unique_ptr<target::Process>> followed_;  // forked children we trace (by pid)
+  Status on_followed_event(pid_t tid);
+  Status for_each_address_space(const std::function<Status(target::Process&)>& action);
+  Status detach_one(target::Process& process);
   std::function<void(TrapEngine&)> exec_handler_;
+  std::function<bool(pid_t)> follow_fork_;
+  std::function<void(pid_t)> fork_followed_;
   ProbeId next_id_ = 1;
   pid_t current_tid_ = 0;  // the thread whose hit is being handled (stays stopped)
   bool detached_ = false;
