@@ -14,16 +14,6 @@ using insn::x86::DecodeStatus;
 using insn::x86::Mode;
 using insn::x86::Vendor;
 
-// Index of the first byte after the legacy prefixes and REX (the opcode or the VEX/EVEX/XOP
-// introducer).
-size_t first_non_prefix(const Comparison& c) {
-  size_t i = 0;
-  while (i < c.bytes.size() &&
-         (is_legacy_prefix(c.bytes[i]) || (c.config.mode == Mode::Long64 && (c.bytes[i] & 0xf0) == 0x40)))
-    ++i;
-  return i;
-}
-
 bool ours_invalid_zydis_ok(const Comparison& c) {
   return c.ours == DecodeStatus::Invalid && c.zydis.status == DecodeStatus::Ok;
 }
@@ -57,22 +47,12 @@ bool every_continuation_invalid(const Comparison& c) {
 
 // The input ends, Zydis asks for more bytes, we refuse already because what we have is
 // #UD whatever follows: in 64-bit mode a REX/66/F2/F3/F0 prefix before VEX/EVEX (SDM vol. 2
-// §2.3.2, §2.7.1), an MVEX introducer (62 with P1 bit 2 clear, see above), or LOCK on an
-// opcode or register form that cannot be locked (SDM vol. 2 LOCK: #UD). Checked: every
-// continuation is Invalid for us.
+// §2.3.2, §2.7.1), an MVEX introducer (see above), LOCK on an opcode or register form that
+// cannot be locked (SDM vol. 2 LOCK), a ModRM naming a register the instruction cannot
+// have (MOV Sreg 6/7, MOV to CS, ...). Checked per case: every continuation is Invalid.
 bool refused_before_the_end(const Comparison& c) {
   if (c.ours != DecodeStatus::Invalid || c.zydis.status != DecodeStatus::Truncated) return false;
-  const size_t at = first_non_prefix(c);
-  if (at >= c.bytes.size()) return false;
-  const uint8_t introducer = c.bytes[at];
-  const bool prefixed_vector = c.config.mode == Mode::Long64 &&
-                               (introducer == 0xc4 || introducer == 0xc5 || introducer == 0x62) &&
-                               (c.shape.rex != 0 || c.shape.has_66 || c.shape.has_f2 || c.shape.has_f3 ||
-                                c.shape.has_f0 || (at > 0 && (c.bytes[at - 1] & 0xf0) == 0x40));
-  const bool mvex = c.config.mode == Mode::Long64 && introducer == 0x62 && at + 2 < c.bytes.size() &&
-                    (c.bytes[at + 2] & 0x04) == 0;
-  const bool locked = c.shape.has_f0;
-  return (prefixed_vector || mvex || locked) && every_continuation_invalid(c);
+  return c.bytes.size() < 15 && every_continuation_invalid(c);
 }
 
 // x87 register forms that the SDM's x87 opcode maps (vol. 2 A.5, Tables A-8 to A-22) leave
@@ -177,6 +157,28 @@ bool newer_than_zydis_4_0(const Comparison& c) {
   return s.map == 1 && s.opcode == 0x01 && s.modrm == 0xc6 && s.mandatory_prefix() != 0x66;
 }
 
+// Prefixes an instruction does not use, where we follow objdump 2.40's decoding and the
+// SDM calls the use reserved (vol. 2 §2.1.1: 66/F2/F3 with instructions that do not take
+// them "is reserved and may cause unpredictable behavior"), and Zydis decides otherwise:
+//   66/F2/F3 0F 37 GETSEC      objdump "data16/repnz/repz getsec"  we decode, Zydis refuses
+//   66 0F AE /0-/5 memory      objdump "data16 fxsave ..."         we decode, Zydis refuses
+//   66/F2 0F 09 WBINVD         objdump (bad)                       we refuse, Zydis decodes
+// and 0F 0D with mod=11 (PREFETCH group on a register: AMD APM vol. 3 PREFETCH, #UD "the
+// operand was a register"; objdump "prefetch (bad)"): we refuse, Zydis decodes a NOP.
+bool reserved_prefix_as_objdump(const Comparison& c) {
+  const RawShape& s = c.shape;
+  if (s.encoding != RawEncoding::Legacy || s.map != 1 || !s.has_opcode) return false;
+  const uint8_t pfx = s.mandatory_prefix();
+  const bool we_decode = c.ours == DecodeStatus::Ok && c.zydis.status == DecodeStatus::Invalid;
+  const bool we_refuse = ours_invalid_zydis_ok(c);
+  if (s.opcode == 0x37) return we_decode && pfx != 0;
+  if (s.opcode == 0xae)
+    return we_decode && pfx == 0x66 && s.has_modrm_byte && !s.modrm_is_register() && s.modrm_reg() <= 5;
+  if (s.opcode == 0x09) return we_refuse && (pfx == 0x66 || pfx == 0xf2);
+  if (s.opcode == 0x0d) return we_refuse && s.has_modrm_byte && s.modrm_is_register();
+  return false;
+}
+
 }  // namespace
 
 const std::vector<ExpectedException>& expected_exceptions() {
@@ -184,7 +186,7 @@ const std::vector<ExpectedException>& expected_exceptions() {
       {"Knights Corner (MVEX, KNC VEX mask ops): Zydis decodes them, objdump 2.40 and non-Phi CPUs do not",
        "SDM vol. 2 §2.7.1 Table 2-30 (EVEX P1[2] = 1); objdump 2.40: (bad)", zydis_decodes_knights_corner, Mode::Long64,
        Vendor::Intel, "62 f3 79 20 1f 47 05 00 62 cc aa f8 77 10 1d 8b"},
-      {"input ends; we already refuse (prefix before VEX/EVEX, MVEX, unlockable LOCK), Zydis wants more bytes",
+      {"input ends; we already refuse (prefix before VEX/EVEX, MVEX, unlockable LOCK, bad ModRM register), Zydis wants more",
        "SDM vol. 2 §2.3.2, §2.7.1, LOCK; every continuation checked Invalid", refused_before_the_end, Mode::Long64,
        Vendor::Amd, "49 c5"},
       {"x87 reserved register-form aliases FSTP1/FCOM2/FCOMP3/FXCH4/FCOMP5/FXCH7/FSTP8/FSTP9",
@@ -207,6 +209,9 @@ const std::vector<ExpectedException>& expected_exceptions() {
        "CMPccXADD, RAO-INT, WRMSRNS, MSRLIST)",
        "ISA Extensions Reference 319433-047 encodings; objdump 2.40 decodes them", newer_than_zydis_4_0, Mode::Long64,
        Vendor::Intel, "c4 e2 c1 b4 79 0b 90 90 90 90 90 90 90 90 90 90"},
+      {"unused 66/F2/F3 prefixes decoded as objdump 2.40 does (GETSEC, FXSAVE group, WBINVD), 0F 0D register form",
+       "SDM vol. 2 §2.1.1 (reserved prefix use); AMD APM vol. 3 PREFETCH; objdump 2.40", reserved_prefix_as_objdump,
+       Mode::Long64, Vendor::Intel, "66 0f 37 b9 0c c6 16 62 66 bb c4 54 31 c3 a4 7f"},
   };
   return exceptions;
 }
