@@ -606,3 +606,58 @@ TEST(TrapEngineTest, FollowForkTracesTheChildWithTheSameProbes) {
 
 }  // namespace
 }  // namespace xprobe::probe::engine
+
+namespace xprobe::probe::engine {
+namespace {
+
+using namespace xprobe::testing;
+
+// The faulting load is the probed instruction itself, run out of line: the program must
+// still die of SIGSEGV exactly as untraced, and its handler-less death is reported.
+TEST(TrapEngineTest, AProgramThatCrashesInAProbedInstructionDiesAsUntraced) {
+  std::string program = e2e_program("crasher");
+  auto untraced = run_untraced({program});
+  ASSERT_EQ(untraced.exit_status, 128 + SIGSEGV);
+  ProbeId entry = 0;
+  auto run = run_traced({program}, [&](TrapEngine& engine, target::Process& process) {
+    uint64_t start = symbol_address(process.pid(), program, "work");
+    for (uint64_t address : instruction_boundaries(process, start, symbol_size(program, "work"))) {
+      ProbeSpec spec;
+      spec.address = address;
+      auto id = engine.add_probe(spec);
+      ASSERT_TRUE(id) << id.error().message;
+      if (address == start) entry = *id;
+    }
+  }, [&](TrapEngine& engine) { EXPECT_EQ(engine.stats(entry).hits, 4u); });
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  EXPECT_EQ(run.result.end, RunEnd::Killed);
+  EXPECT_EQ(run.result.signal, SIGSEGV);
+  EXPECT_EQ(run.output, untraced.output);
+}
+
+TEST(TrapEngineTest, AProgramKilledWhileTracedIsReportedAndReaped) {
+  std::string program = e2e_program("ticker");
+  pid_t traced_pid = 0;
+  std::thread killer;
+  auto run = run_traced({program, "1000"}, [&](TrapEngine& engine, target::Process& process) {
+    traced_pid = process.pid();
+    ProbeSpec spec;
+    spec.address = symbol_address(process.pid(), program, "tick");
+    spec.is_return = true;
+    ASSERT_TRUE(engine.add_probe(spec));
+    killer = std::thread([traced_pid] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      kill(traced_pid, SIGKILL);
+    });
+  });
+  killer.join();
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  EXPECT_EQ(run.result.end, RunEnd::Killed);
+  EXPECT_EQ(run.result.signal, SIGKILL);
+  // Reaped: no zombie left behind.
+  EXPECT_EQ(waitpid(traced_pid, nullptr, WNOHANG), -1);
+  EXPECT_EQ(errno, ECHILD);
+}
+
+}  // namespace
+}  // namespace xprobe::probe::engine
