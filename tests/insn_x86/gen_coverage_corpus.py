@@ -74,6 +74,8 @@ def vector_payloads(space, col, line):
             yield [0x62, 0xF0 | EVEX_MAP[space], (w << 7) | 0x7C | col, 0x09 | (2 << 5)]
     elif space in XOP_MAP:
         for w in (0, 1):
+            if ("W0" in line.attrs and w != 0) or ("W1" in line.attrs and w != 1):
+                continue
             yield [0x8F, 0xE0 | XOP_MAP[space], (w << 7) | 0x78 | col]
 
 

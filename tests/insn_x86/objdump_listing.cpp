@@ -104,6 +104,7 @@ std::vector<ObjdumpSection> run_objdump(const std::string& file, const std::stri
     }
     insn.length = static_cast<uint8_t>(section.bytes.size() - insn.offset);
     insn.mnemonic = std::string(text.substr(0, text.find(' ')));
+    insn.bad = text.find("(bad)") != std::string_view::npos;
     if (insn.length == 0) throw std::runtime_error("objdump line without bytes: " + std::string(view));
     section.insns.push_back(std::move(insn));
   }

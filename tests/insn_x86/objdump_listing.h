@@ -12,6 +12,8 @@ struct ObjdumpInsn {
   uint32_t offset = 0;  // into ObjdumpSection::bytes
   uint8_t length = 0;
   std::string mnemonic;  // first word of the disassembly text, "(bad)" for undecodable bytes
+  bool bad = false;      // objdump says the bytes are not a valid instruction: "(bad)" anywhere
+                         // in the text (also after prefixes: "rex.W (bad)", "lock (bad)")
 };
 
 struct ObjdumpSection {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -54,9 +55,23 @@ std::vector<Target> targets() {
       {"/lib64/ld-linux-x86-64.so.2", Mode::Long64},
       {"/usr/bin/gdb", Mode::Long64},
       {"/usr/bin/python3.11", Mode::Long64},
+      // Hand-written SIMD assembly (AVX2/AVX-512, present when some package pulled them in).
+      {"/usr/lib/x86_64-linux-gnu/libx264.so.164", Mode::Long64},
+      {"/usr/lib/x86_64-linux-gnu/libgcrypt.so.20", Mode::Long64},
       {"/lib32/libc.so.6", Mode::Protected32},
       {"/lib32/libm.so.6", Mode::Protected32},
   };
+  // More 64-bit binaries to check ad hoc: XPROBE_X86_EXTRA_BINARIES=/path/a:/path/b.
+  if (const char* extra = std::getenv("XPROBE_X86_EXTRA_BINARIES")) {
+    std::string paths = extra;
+    size_t from = 0;
+    while (from < paths.size()) {
+      const size_t to = paths.find(':', from);
+      list.push_back({paths.substr(from, to - from), Mode::Long64});
+      if (to == std::string::npos) break;
+      from = to + 1;
+    }
+  }
   // 32-bit objects built for this test by CMake (gcc -m32 with several code-generation flags).
   const std::string objects = XPROBE_X86_TEST_OBJECTS32;
   size_t start = 0;
