@@ -65,6 +65,7 @@ else
   done
 fi
 
+LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
 WORKDIR=$(mktemp -d /tmp/xprobe-bench.XXXXXX)
 trap 'rm -rf "$WORKDIR"' EXIT
 RAW=$WORKDIR/raw
@@ -169,6 +170,7 @@ fi
   echo "uftrace=$(uftrace --version 2>/dev/null | sed -n 1p)"
   echo "commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)"
   echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "load=$LOAD_AT_START at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
   echo "n=$N"
   echo "runs=$RUNS"
   echo "attach_runs_large=$ATTACH_RUNS_LARGE"

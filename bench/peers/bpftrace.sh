@@ -66,7 +66,7 @@ $spec { @hits = count(); }"
     "$ATTACH_TARGET" --timing "$dir/timing"
     end_us=$(main_entered_us "$dir/timing")
   else
-    status="bpftrace did not start: $(tail -1 "$dir/stderr")"
+    status="bpftrace gave up after $(( ($(now_us) - start_us) / 1000000 )) s: $(tail -1 "$dir/stderr")"
   fi
   detach_start_us=$(now_us)
   kill -INT "$bpftrace_pid" 2>/dev/null || true

@@ -25,7 +25,9 @@ hit() {
   uftrace replay --no-pager -d "$dir/uftrace.data" > "$dir/events" 2>>"$dir/stderr"
   local calls returns lost events
   calls=$(grep -cE '\| work(_str)?\(' "$dir/events" || true)
-  returns=$(grep -cE '\| work\(.*\) = -?[0-9]+;$' "$dir/events" || true)
+  # A call whose exit follows its entry directly is one line "work(0, 1) = 1;"; when other
+  # threads' records come in between, entry and exit are "work(0, 1) {" and "} = 1; /* work */".
+  returns=$(grep -cE '(\| work\(.*\) = -?[0-9]+;|\| +\} = -?[0-9]+; /\* work \*/)$' "$dir/events" || true)
   lost=$(awk '/LOST [0-9]+ records/ { for (i = 1; i <= NF; i++) if ($i == "LOST") s += $(i + 1) } END { print s + 0 }' "$dir/events")
   case "$mode" in entry_ret) events=$((calls + returns)) ;; *) events=$calls ;; esac
   json tracer=uftrace mode="$mode" threads="$threads" n="$n" loop_ns="$(loop_ns_from "$dir/timing")" \

@@ -26,6 +26,27 @@ def tracer_key(name):
     return (TRACER_ORDER.index(base) if base in TRACER_ORDER else len(TRACER_ORDER), name)
 
 
+PEER_NOTES = [
+    "**kernel_uprobes**: definitions written to `uprobe_events` (file offsets from the ELF symbols), "
+    "enabled in a tracefs instance of their own with `buffer_size_kb` sized for every event of the run; "
+    "the trace is read after the run; `lost` = the instance's per-CPU overrun + dropped counters. "
+    "The kernel emulates some first instructions (`push %rbx` of `work_str`) and single-steps others "
+    "out of line (`lea` of `work`), so its cost differs a lot between the two functions.",
+    "**xprobe**: `xprobe trace --summary -e DEF... -o FILE -- work_bench ...` with the same definitions "
+    "(symbol names instead of offsets); events counted in FILE; drops and misses from its exit summary.",
+    "**bpftrace**: `uprobe:`/`uretprobe:` printing the same fields with `printf` into `-o FILE`, "
+    "workload started by `-c` after every probe is attached; `Lost N events` lines are summed.",
+    "**uftrace**: `uftrace record -P work` (dynamic patching) on the same binary, built without `-pg` or "
+    "`-fpatchable-function-entry`: this works (uftrace 0.13 is built with capstone). It records in the "
+    "process (no trap), always both entry and exit; arguments with `-A`, return value with `-R`; counted "
+    "from `uftrace replay`.",
+    "**ltrace**: `ltrace -x work -L -F prototypes` (`-f` with threads); it always breaks on the return "
+    "too, so its entry-only rows pay for a return probe as well.",
+    "**gdb**: `gdb -batch` with `dprintf *work,...`; gdb has no return probe, so `$rax` is printed by a "
+    "dprintf on `work`'s `ret` instruction.",
+]
+
+
 def read_jsonl(path):
     if not os.path.exists(path):
         return []
@@ -320,12 +341,16 @@ def main():
               f"Linux {machine.get('kernel', '?')}, {machine.get('os', '?')}. "
               f"Peers: {machine.get('bpftrace', '?')}, {machine.get('ltrace', '?')}, "
               f"{machine.get('gdb', '?')}, {machine.get('uftrace', '?')}. "
+              f"Load average (1, 5, 15 min): {machine.get('load', '?')} — the machine is shared, "
+              "so compare ratios within one run rather than absolute times across runs. "
               f"`./run bench` (bench/run_all.sh) wrote this file.")
     if machine.get("quick") == "1":
         md += ["", "**Quick run (--quick): small N, fewer attach sizes; not for comparison.**"]
     md += ["", "## Per-hit cost", ""]
     md += hit_table(hit_summaries, availability, int(machine.get("n", 0) or 0))
-    md += ["", "![ns per hit](ns_per_hit.png)", ""]
+    md += ["", "![ns per hit](ns_per_hit.png)", "", "How each tracer was run:", ""]
+    md += [f"- {note}" for note in PEER_NOTES]
+    md.append("")
     md += ["## Attach cost", ""]
     if attach_summaries or attach_runs:
         md += attach_table(attach_baseline, attach_summaries, availability)
