@@ -16,15 +16,23 @@ void decode_exclusive_ordered_cas(Arm64Insn& insn) {
   const uint32_t w = insn.word;
   const uint32_t size = field(w, 31, 30), rs = field(w, 20, 16), rt2 = field(w, 14, 10), rt = field(w, 4, 0);
   const bool o2 = bit(w, 23), load = bit(w, 22), o1 = bit(w, 21);
+  // In the ordered forms, fields the index marks "should be one" (Rs, Rt2) are required to be
+  // 11111, as binutils does: other values are CONSTRAINED UNPREDICTABLE, so they are refused.
   if (o2) {
-    if (o1) unallocated_unless(insn, rt2 == 0b11111);  // CAS, CASA, CASL, CASAL (all sizes)
-    return;                                            // else STLLR, STLR, LDLAR, LDAR
+    if (o1) {
+      unallocated_unless(insn, rt2 == 0b11111);  // CAS, CASA, CASL, CASAL (all sizes)
+    } else {
+      unallocated_unless(insn, rs == 0b11111 && rt2 == 0b11111);  // STLLR, STLR, LDLAR, LDAR
+    }
+    return;
   }
   const bool pair = o1;
   if (pair && (size & 0b10) == 0) {  // CASP family: Rt2 = 11111, even Rs and Rt
     unallocated_unless(insn, rt2 == 0b11111 && (rs & 1) == 0 && (rt & 1) == 0);
     return;
   }
+  // Exclusives keep their class whatever the should-be-one fields hold (binutils decodes them
+  // too): the checker must see every load-exclusive to find the sequences.
   insn.cls = InsnClass::Exclusive;
   insn.exclusive = load ? ExclusiveKind::Load : ExclusiveKind::Store;
   insn.exclusive_pair = pair;
@@ -58,10 +66,14 @@ void decode_load_literal(Arm64Insn& insn) {
 }
 
 // sz 011 o0 01 op1 0 Rs op2 01 Rn Rd (CPYF*, CPY*, SET*, SETG*)
+// The registers must be distinct, and none but SET's value register (Rs) may be 31 (the
+// pseudocode's CONSTRAINED UNPREDICTABLE and UNDEFINED cases, refused as binutils does).
 void decode_memory_copy_set(Arm64Insn& insn) {
   const uint32_t w = insn.word;
   const bool set = field(w, 23, 22) == 0b11;
-  unallocated_unless(insn, field(w, 31, 30) == 0 && (!set || field(w, 15, 14) != 0b11));
+  const uint32_t rs = field(w, 20, 16), rn = field(w, 9, 5), rd = field(w, 4, 0);
+  const bool registers_ok = rd != rn && rd != rs && rn != rs && rd != 31 && rn != 31 && (set || rs != 31);
+  unallocated_unless(insn, field(w, 31, 30) == 0 && (!set || field(w, 15, 14) != 0b11) && registers_ok);
 }
 
 // 11011001 opc 1 imm9 op2 Rn Rt
@@ -97,6 +109,15 @@ void decode_pair(Arm64Insn& insn) {
   }
   // opc 01 without V is LDPSW (L = 1) or STGP (L = 0); neither has a no-allocate form.
   if (!bit(w, 26) && opc == 0b01) unallocated_unless(insn, index_mode != 0b00);
+  // Loading both registers of a pair into one, or writing back into a loaded base, is
+  // CONSTRAINED UNPREDICTABLE: refused (as binutils does).
+  const bool load = bit(w, 22);
+  const uint32_t rt = field(w, 4, 0), rt2 = field(w, 14, 10), rn = field(w, 9, 5);
+  const bool writeback = index_mode == 0b01 || index_mode == 0b11;
+  if (load && !(opc == 0b01 && !bit(w, 26) && !load)) {
+    if (rt == rt2) insn.cls = InsnClass::Unallocated;
+    if (writeback && rn != 31 && !bit(w, 26) && (rt == rn || rt2 == rn)) insn.cls = InsnClass::Unallocated;
+  }
 }
 
 enum class Addressing { UnsignedOffset, RegisterOffset, Unscaled, PostIndex, PreIndex, Unprivileged };

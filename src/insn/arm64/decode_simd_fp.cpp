@@ -1,8 +1,9 @@
 // Data processing -- scalar floating-point and Advanced SIMD (op1 = x111).
-// The group structure (vector, scalar, crypto, scalar FP) is decoded fully; within the
-// Advanced SIMD groups only the group's own unallocated rows and the cheap per-group
-// constraints are checked (see the report on measured agreement).
+// The group structure (vector, scalar, crypto, scalar FP) is decoded fully, and so are the
+// opcodes of most groups; the two-register misc and across-lanes groups are accepted as a
+// whole (their opcode tables are not checked yet).
 #include "insn/arm64/decode_groups.h"
+#include "insn/arm64/decode_simd_tables.h"
 
 namespace xprobe::insn::arm64::detail {
 
@@ -108,8 +109,8 @@ bool simd_modified_immediate(uint32_t w) {
 bool simd_data_processing(uint32_t w, bool scalar) {
   const bool b10 = bit(w, 10);
   if (bit(w, 21)) {
-    if (b10) return true;                                    // three same
-    if (field(w, 11, 10) == 0b00) return true;               // three different
+    if (b10) return simd_three_same(w, scalar);
+    if (field(w, 11, 10) == 0b00) return simd_three_different(w, scalar);
     const uint32_t selector = field(w, 20, 17);
     if (selector == 0b0000) return true;                     // two-register misc
     if (selector == 0b1000) return true;                     // across lanes / scalar pairwise
@@ -123,8 +124,8 @@ bool simd_data_processing(uint32_t w, bool scalar) {
     return false;
   }
   if (b10) {
-    if (bit(w, 15)) return true;                                         // three-register extension
-    if (field(w, 22, 21) == 0b10) return !bit(w, 14);                    // three same (FP16)
+    if (bit(w, 15)) return simd_three_extension(w, scalar);
+    if (field(w, 22, 21) == 0b10) return !bit(w, 14) && simd_three_same_fp16(w, scalar);
     if (field(w, 23, 21) == 0b000) return simd_copy(w, scalar);          // copy
     return false;
   }
@@ -143,10 +144,10 @@ bool simd_data_processing(uint32_t w, bool scalar) {
 }
 
 bool simd_shift_or_indexed(uint32_t w, bool scalar) {
-  if (!bit(w, 10)) return true;  // by element
+  if (!bit(w, 10)) return simd_by_element(w, scalar);
   if (bit(w, 23)) return false;
   if (field(w, 22, 19) == 0) return !scalar && simd_modified_immediate(w);
-  return true;  // shift by immediate
+  return simd_shift_by_immediate(w, scalar);
 }
 
 bool crypto(uint32_t w) {

@@ -51,4 +51,13 @@ unallocated_words:
         .inst 0x0d00c000   // LD1R form without L (store)
         .inst 0x09000000   // load/store space 0000 with bit 24 (unallocated)
         .inst 0x1e670000   // FMOV between W and D (sf = 0, ftype = 01)
+        .inst 0x5e038793   // scalar shift by immediate, unallocated opcode
+        .inst 0x5e04d771   // scalar shift by immediate, unallocated opcode
+        .inst 0x0e02fe1c   // vector shift by immediate, FCVTZS with immh = 0001
+        .inst 0x0e0384df   // vector shift by immediate, unallocated opcode
+        .inst 0x08c0e4a2   // LDARB with Rs/Rt2 not all ones (CONSTRAINED UNPREDICTABLE)
+        .inst 0x191696cf   // CPYFP with Rs = Rn
+        .inst 0x1d0fc7fe   // CPYP with Rn = 31
+        .inst 0x68cb51ce   // LDPSW post-index writing back into a loaded register
+        .inst 0x6942705c   // LDPSW with Rt = Rt2
         .size unallocated_words, .-unallocated_words
