@@ -53,9 +53,11 @@ std::string Comparison::field_mismatch() const {
   const bool z_relative = z.raw.imm[0].is_relative != 0;
   if (insn.has_rel_target != z_relative) return "has-rel-target";
   if (z_relative) {
+    // The new instruction pointer is truncated to the operand size, but in 64-bit mode a
+    // 32-bit operand size (Zydis reports one for XBEGIN rel32) still yields a 64-bit RIP.
     uint64_t target = insn.address + z.length + static_cast<uint64_t>(z.raw.imm[0].value.s);
     if (z.operand_width == 16) target &= 0xffff;
-    if (z.operand_width == 32) target &= 0xffffffff;
+    if (config.mode != Mode::Long64) target &= 0xffffffff;
     if (insn.rel_target != target) return "rel-target";
   }
   return {};
