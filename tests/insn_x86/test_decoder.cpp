@@ -432,7 +432,10 @@ TEST(X86Decoder, Evex) {
   d = run({0x62, 0xf3, 0x7d, 0x48, 0x3f, 0xc1, 0x05});  // vpcmpb k0,zmm0,zmm1,5 (imm8)
   ASSERT_EQ(d.status, DecodeStatus::Ok);
   EXPECT_EQ(d.insn.length, 7);
-  EXPECT_EQ(run({0x62, 0xf1, 0x7c, 0x40, 0x10, 0x00}, kAmd32).status, DecodeStatus::Ok);
+  EXPECT_EQ(run({0x62, 0xf1, 0x7c, 0x48, 0x10, 0x00}, kAmd32).status, DecodeStatus::Ok);
+  // EVEX.V' = 0 names registers 16-31, which do not exist in 32-bit mode (SDM vol. 2 2.7.5).
+  EXPECT_EQ(run({0x62, 0xf1, 0x7c, 0x40, 0x10, 0x00}, kAmd32).status, DecodeStatus::Invalid);
+  EXPECT_EQ(run({0x62, 0xf1, 0x7c, 0x40, 0x10, 0x00}).status, DecodeStatus::Ok);
   EXPECT_EQ(length_of({0x62, 0x00}, kAmd32), 2);
   EXPECT_EQ(run({0x62, 0xf1, 0x78, 0x48, 0x10, 0x00}).status, DecodeStatus::Invalid);  // P1 bit 2 clear
   EXPECT_EQ(run({0x62, 0xf4, 0x7c, 0x48, 0x10, 0x00}).status, DecodeStatus::Invalid);  // map 4 reserved

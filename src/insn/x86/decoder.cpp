@@ -432,6 +432,8 @@ DecodeStatus Decoder::decode_evex() {
   // P0 bit 3 is 0 and P1 bit 2 is 1 in every EVEX encoding (SDM vol. 2 2.7.1, Table 2-30);
   // zeroing-masking with k0 (z = 1, aaa = 000) is #UD (SDM vol. 2 2.7.4).
   if ((p0 & 0x08) != 0 || (p1 & 0x04) == 0 || map_index < 0 || (out_.evex_z && out_.evex_aaa == 0)) return invalid();
+  // Registers 16-31 do not exist outside 64-bit mode: EVEX.V' must be 1 there (SDM vol. 2 2.7.5).
+  if (!is64_ && (p2 & 0x08) == 0) return invalid();
   if (!need(1)) return status_;
   static constexpr OpcodeMap kMaps[] = {OpcodeMap::Map0F, OpcodeMap::Map0F38, OpcodeMap::Map0F3A, OpcodeMap::Evex5,
                                         OpcodeMap::Evex6};
