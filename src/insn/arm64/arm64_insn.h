@@ -115,7 +115,7 @@ std::optional<Arm64Insn> decode(std::span<const uint8_t> bytes, uint64_t address
 // The word's bytes in memory order, as refusals print them.
 uint32_t load_word(std::span<const uint8_t, 4> bytes);
 
-// "b", "bcond", "ldr_lit", ... (see the summary header for the full list).
+// "b", "bcond", "ldr_lit", ... (arm64_summary.h lists them with the policy behind them).
 std::string_view class_name(InsnClass cls);
 
 // Why an instruction of this reason may never be probed, one phrase for the user.
