@@ -33,6 +33,42 @@ Comparison compare_decoders(std::span<const uint8_t> bytes, const insn::x86::Dec
   return comparison;
 }
 
+namespace {
+
+// The control-flow kind Zydis's mnemonic and branch type imply, in xprobe's terms.
+insn::x86::FlowKind zydis_flow(const ZydisDecodedInstruction& z) {
+  using insn::x86::FlowKind;
+  const bool relative = z.raw.imm[0].is_relative != 0;
+  const bool far = z.meta.branch_type == ZYDIS_BRANCH_TYPE_FAR;
+  switch (z.mnemonic) {
+    case ZYDIS_MNEMONIC_JMP: return relative ? FlowKind::Jmp : far ? FlowKind::FarTransfer : FlowKind::IndirectJmp;
+    case ZYDIS_MNEMONIC_CALL: return relative ? FlowKind::Call : far ? FlowKind::FarTransfer : FlowKind::IndirectCall;
+    case ZYDIS_MNEMONIC_RET: return far ? FlowKind::FarTransfer : FlowKind::Ret;
+    case ZYDIS_MNEMONIC_JB: case ZYDIS_MNEMONIC_JBE: case ZYDIS_MNEMONIC_JL: case ZYDIS_MNEMONIC_JLE:
+    case ZYDIS_MNEMONIC_JNB: case ZYDIS_MNEMONIC_JNBE: case ZYDIS_MNEMONIC_JNL: case ZYDIS_MNEMONIC_JNLE:
+    case ZYDIS_MNEMONIC_JNO: case ZYDIS_MNEMONIC_JNP: case ZYDIS_MNEMONIC_JNS: case ZYDIS_MNEMONIC_JNZ:
+    case ZYDIS_MNEMONIC_JO: case ZYDIS_MNEMONIC_JP: case ZYDIS_MNEMONIC_JS: case ZYDIS_MNEMONIC_JZ:
+      return FlowKind::Jcc;
+    case ZYDIS_MNEMONIC_XBEGIN:
+      return FlowKind::Jcc;  // falls through, or on abort continues at the target: both successors
+    case ZYDIS_MNEMONIC_LOOP: case ZYDIS_MNEMONIC_LOOPE: case ZYDIS_MNEMONIC_LOOPNE:
+    case ZYDIS_MNEMONIC_JCXZ: case ZYDIS_MNEMONIC_JECXZ: case ZYDIS_MNEMONIC_JRCXZ:
+      return FlowKind::Loop;
+    case ZYDIS_MNEMONIC_INT: case ZYDIS_MNEMONIC_INT1: case ZYDIS_MNEMONIC_INT3: case ZYDIS_MNEMONIC_INTO:
+      return FlowKind::Interrupt;
+    case ZYDIS_MNEMONIC_SYSCALL: case ZYDIS_MNEMONIC_SYSENTER: case ZYDIS_MNEMONIC_SYSEXIT: case ZYDIS_MNEMONIC_SYSRET:
+      return FlowKind::Syscall;
+    case ZYDIS_MNEMONIC_IRET: case ZYDIS_MNEMONIC_IRETD: case ZYDIS_MNEMONIC_IRETQ:
+      return FlowKind::Iret;
+    case ZYDIS_MNEMONIC_UD0: case ZYDIS_MNEMONIC_UD1: case ZYDIS_MNEMONIC_UD2:
+      return FlowKind::Ud;
+    default:
+      return FlowKind::None;
+  }
+}
+
+}  // namespace
+
 bool Comparison::agrees() const {
   if (ours != zydis.status) return false;
   if (ours != DecodeStatus::Ok) return true;
@@ -50,6 +86,7 @@ std::string Comparison::field_mismatch() const {
     return "imm";
   if (insn.imm2_size * 8u != z.raw.imm[1].size || (insn.imm2_size != 0 && insn.imm2_offset != z.raw.imm[1].offset))
     return "imm2";
+  if (insn.flow != zydis_flow(z)) return "flow";
   const bool z_relative = z.raw.imm[0].is_relative != 0;
   if (insn.has_rel_target != z_relative) return "has-rel-target";
   if (z_relative) {
@@ -99,6 +136,7 @@ std::string our_layout(const insn::x86::X86Insn& insn) {
   if (insn.imm_size != 0) text += fmt::format(" imm@{}:{}", insn.imm_offset, insn.imm_size);
   if (insn.imm2_size != 0) text += fmt::format(" imm2@{}:{}", insn.imm2_offset, insn.imm2_size);
   if (insn.has_rel_target) text += fmt::format(" rel={:#x}", insn.rel_target);
+  if (insn.flow != insn::x86::FlowKind::None) text += fmt::format(" flow={}", insn::x86::flow_kind_name(insn.flow));
   return text;
 }
 

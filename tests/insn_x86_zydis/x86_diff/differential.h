@@ -23,9 +23,10 @@ struct Comparison {
   RawShape shape;
 
   // Validity and length agree, and for a valid instruction so does its layout: ModRM,
-  // SIB, displacement and immediate offsets and sizes, and the relative branch target.
+  // SIB, displacement and immediate offsets and sizes, the control-flow kind and the
+  // relative branch target.
   bool agrees() const;
-  // Empty, or which layout field differs ("disp", "imm", "rel-target", ...); both valid.
+  // Empty, or which layout field differs ("disp", "imm", "flow", "rel-target", ...); both valid.
   std::string field_mismatch() const;
   // "64 ours=ok(4) zydis=DECODING_ERROR legacy 0f 1e pfx=f3 /7 reg"
   std::string disagreement_class(bool coarse = false) const;
