@@ -386,6 +386,8 @@ Result<std::optional<StopEvent>> Process::classify(pid_t tid, int status) {
     if (registers) {
       event.kind = StopKind::Trap;
       event.address = registers->ip() - 1;
+      event.has_registers = true;
+      event.registers = *registers;
     }
   }
   return std::optional<StopEvent>(event);
@@ -457,7 +459,15 @@ Status Process::resume(pid_t tid, int signal) {
   if (state->second != ThreadState::Stopped) return {};
   long request = PTRACE_CONT;
   if (signal == 0 && group_stopped_.count(tid)) request = PTRACE_LISTEN;  // stay in the program's group-stop
-  if (::ptrace(static_cast<__ptrace_request>(request), tid, nullptr, signal) != 0 && errno != ESRCH) {
+  long result = ::ptrace(static_cast<__ptrace_request>(request), tid, nullptr, signal);
+  if (result != 0 && errno == EIO && request == PTRACE_LISTEN) {
+    // A SIGCONT ended the group-stop while the thread sat in a ptrace-stop: LISTEN only
+    // works in a group-stop, so the thread simply runs on.
+    group_stopped_.erase(tid);
+    request = PTRACE_CONT;
+    result = ::ptrace(PTRACE_CONT, tid, nullptr, signal);
+  }
+  if (result != 0 && errno != ESRCH) {
     return make_error(fmt::format("cannot resume thread {}: {}", tid, errno_text()));
   }
   state->second = request == PTRACE_LISTEN ? ThreadState::Listening : ThreadState::Running;

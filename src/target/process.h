@@ -50,6 +50,10 @@ struct StopEvent {
   pid_t new_pid = 0;      // Fork/Vfork: the child
   int exit_status = 0;    // Exited
   siginfo_t info{};       // Trap/Signal
+  // Trap: the registers at the stop (read anyway to find the address; saves the caller a
+  // PTRACE_GETREGS on the hit path). Valid while the thread stays stopped and untouched.
+  bool has_registers = false;
+  Registers registers;
 };
 
 enum class ThreadState { Running, Stopped, Listening, Starting };

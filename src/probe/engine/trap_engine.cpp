@@ -1,6 +1,5 @@
 #include "probe/engine/trap_engine.h"
 
-#include <signal.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -374,7 +373,8 @@ Status TrapEngine::handle_trap(Process& process, const StopEvent& event, bool re
     }
     return process.resume(tid, SIGTRAP);  // the program's own int3
   }
-  auto registers = process.get_registers(tid);
+  Result<target::Registers> registers = event.has_registers ? Result<target::Registers>(event.registers)
+                                                             : process.get_registers(tid);
   if (!registers) return registers.error();
   registers->set_ip(address);
   if (auto replay = replays_.find(tid); replay != replays_.end()) {
@@ -494,13 +494,7 @@ Status TrapEngine::on_fork(const StopEvent& event) {
     if (site->planted) (void)(*child)->write(address, std::span<const uint8_t>(site->bytes.data(), 1));
   }
   (void)move_out_of_slots(**child);
-  const bool follow = follow_fork_ && follow_fork_(event.new_pid);
-  // A SIGSTOP queued now is delivered as soon as the child leaves ptrace: it stops before
-  // running a single instruction untraced, and the follower's attach finds it stopped.
-  if (follow) ::kill(event.new_pid, SIGSTOP);
-  Status detached = (*child)->detach();
-  if (follow && detached) fork_followed_(event.new_pid);
-  return detached;
+  return (*child)->detach();
 }
 
 Status TrapEngine::on_vfork_child_event(pid_t tid) {
@@ -674,7 +668,11 @@ Status TrapEngine::detach_one(Process& process) {
         break;
       case StopKind::Fork:
       case StopKind::Vfork:
-        (void)on_fork(StopEvent{StopKind::Fork, event.tid, 0, 0, event.new_pid, 0, {}});
+      {
+        StopEvent as_fork = event;
+        as_fork.kind = StopKind::Fork;  // never followed while detaching
+        (void)on_fork(as_fork);
+      }
         break;
       case StopKind::Exec:
         if (&process == &process_) sites_.clear();  // nothing of ours in the new image

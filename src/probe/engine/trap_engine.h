@@ -107,14 +107,6 @@ class TrapEngine {
   // from here. The process is stopped at the new image's entry.
   void set_exec_handler(std::function<void(TrapEngine&)> handler) { exec_handler_ = std::move(handler); }
 
-  // --follow-fork: asked for every forked child (after its copy of the breakpoints is gone).
-  // Returning true leaves the child stopped (SIGSTOP) when it is detached, so that another
-  // tracer can attach to it before it runs; `followed` is then called after the detach.
-  void set_fork_follower(std::function<bool(pid_t child)> follow, std::function<void(pid_t child)> followed) {
-    follow_fork_ = std::move(follow);
-    fork_followed_ = std::move(followed);
-  }
-
   ProbeStats stats(ProbeId id) const;
   // Every probe with its statistics (removed ones too).
   std::map<ProbeId, ProbeStats> all_stats() const;
@@ -170,8 +162,6 @@ class TrapEngine {
   Status for_each_address_space(const std::function<Status(target::Process&)>& action);
   Status detach_one(target::Process& process);
   std::function<void(TrapEngine&)> exec_handler_;
-  std::function<bool(pid_t)> follow_fork_;
-  std::function<void(pid_t)> fork_followed_;
   ProbeId next_id_ = 1;
   pid_t current_tid_ = 0;  // the thread whose hit is being handled (stays stopped)
   bool detached_ = false;
