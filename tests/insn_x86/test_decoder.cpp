@@ -434,8 +434,11 @@ TEST(X86Decoder, Evex) {
   EXPECT_EQ(d.insn.length, 7);
   EXPECT_EQ(run({0x62, 0xf1, 0x7c, 0x48, 0x10, 0x00}, kAmd32).status, DecodeStatus::Ok);
   // EVEX.V' = 0 names registers 16-31, which do not exist in 32-bit mode (SDM vol. 2 2.7.5).
-  EXPECT_EQ(run({0x62, 0xf1, 0x7c, 0x40, 0x10, 0x00}, kAmd32).status, DecodeStatus::Invalid);
-  EXPECT_EQ(run({0x62, 0xf1, 0x7c, 0x40, 0x10, 0x00}).status, DecodeStatus::Ok);
+  EXPECT_EQ(run({0x62, 0xf1, 0x7c, 0x40, 0x58, 0xc1}, kAmd32).status, DecodeStatus::Invalid);
+  EXPECT_EQ(length_of({0x62, 0xf1, 0x7c, 0x40, 0x58, 0xc1}), 6);  // vaddps zmm0,zmm16,zmm1
+  // vmovups has no vvvv operand: EVEX.vvvv must be 1111b and EVEX.V' 1.
+  EXPECT_EQ(run({0x62, 0xf1, 0x7c, 0x40, 0x10, 0x00}).status, DecodeStatus::Invalid);
+  EXPECT_EQ(run({0x62, 0xf1, 0x74, 0x48, 0x10, 0x00}).status, DecodeStatus::Invalid);
   EXPECT_EQ(length_of({0x62, 0x00}, kAmd32), 2);
   EXPECT_EQ(run({0x62, 0xf1, 0x78, 0x48, 0x10, 0x00}).status, DecodeStatus::Invalid);  // P1 bit 2 clear
   EXPECT_EQ(run({0x62, 0xf4, 0x7c, 0x48, 0x10, 0x00}).status, DecodeStatus::Invalid);  // map 4 reserved
