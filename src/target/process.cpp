@@ -110,6 +110,15 @@ std::optional<int> take_stashed_status(pid_t tid) {
 
 void stash_status(pid_t tid, int status) { stash()[tid].push_back(status); }
 
+bool uses_shadow_stack(pid_t pid) {
+  std::ifstream status(fmt::format("/proc/{}/status", pid));
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("x86_Thread_features:", 0) == 0) return line.find("shstk") != std::string::npos;
+  }
+  return false;
+}
+
 Status check_traceable(pid_t pid) {
   if (pid <= 0) return make_error(fmt::format("invalid process id {}", pid));
   if (pid == ::getpid()) return make_error("xprobe cannot trace itself");

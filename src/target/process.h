@@ -149,6 +149,10 @@ class Process final : public Memory {
   std::set<pid_t> group_stopped_;  // threads in a group-stop of the program (resume with PTRACE_LISTEN)
 };
 
+// Whether the kernel runs a thread of `pid` with an x86 user shadow stack (CET): then a
+// call cannot be emulated (the hardware shadow stack would not get the return address).
+bool uses_shadow_stack(pid_t pid);
+
 // Describes why `pid` cannot be traced, if something about it is visibly wrong (missing,
 // zombie, kernel thread, ourselves); success means "try PTRACE_SEIZE".
 Status check_traceable(pid_t pid);

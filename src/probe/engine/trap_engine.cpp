@@ -172,6 +172,10 @@ Result<TrapEngine::Site*> TrapEngine::site_for(uint64_t address) {
   auto plan = ax86::plan_execution(site->insn);
   if (plan.path == ax86::ExecutionPath::Refused) return fail(plan.reason);
   site->path = plan.path;
+  bool is_call = site->insn.flow == insn::x86::FlowKind::Call || site->insn.flow == insn::x86::FlowKind::IndirectCall;
+  if (plan.path == ax86::ExecutionPath::Emulate && is_call && target::uses_shadow_stack(process_.pid())) {
+    return fail("the process uses a CET shadow stack, so a call cannot be emulated (the return would fault)");
+  }
   if (plan.path == ax86::ExecutionPath::OutOfLine) {
     auto slot = allocate_slot(address, current_tid_);
     if (!slot) return fail(slot.error().message);
