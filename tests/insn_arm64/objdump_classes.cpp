@@ -79,7 +79,7 @@ bool is_sve_or_sme(std::string_view mnemonic, std::string_view operands) {
       "rdvl", "addvl", "addpl", "cntb", "cnth", "cntw", "cntd", "incb", "inch", "incw", "incd", "decb", "dech",
       "decw", "decd", "sqincb", "sqinch", "sqincw", "sqincd", "uqincb", "uqinch", "uqincw", "uqincd", "sqdecb",
       "sqdech", "sqdecw", "sqdecd", "uqdecb", "uqdech", "uqdecw", "uqdecd", "setffr", "rdsvl", "addsvl",
-      "addspl", "prfb", "prfh", "prfw", "prfd"};
+      "addspl", "prfb", "prfh", "prfw", "prfd", "ctermeq", "ctermne"};
   if (kScalarOnly.count(mnemonic) != 0) return true;
   // A register token: starts after a separator with z or p and a digit (z3, p0, zt0) or is za*.
   for (size_t i = 0; i < operands.size(); ++i) {

@@ -1,7 +1,6 @@
 // Data processing -- scalar floating-point and Advanced SIMD (op1 = x111).
 // The group structure (vector, scalar, crypto, scalar FP) is decoded fully, and so are the
-// opcodes of most groups; the two-register misc and across-lanes groups are accepted as a
-// whole (their opcode tables are not checked yet).
+// opcode tables of every group (decode_simd_tables.cpp for the larger ones).
 #include "insn/arm64/decode_groups.h"
 #include "insn/arm64/decode_simd_tables.h"
 
@@ -112,9 +111,9 @@ bool simd_data_processing(uint32_t w, bool scalar) {
     if (b10) return simd_three_same(w, scalar);
     if (field(w, 11, 10) == 0b00) return simd_three_different(w, scalar);
     const uint32_t selector = field(w, 20, 17);
-    if (selector == 0b0000) return true;                     // two-register misc
-    if (selector == 0b1000) return true;                     // across lanes / scalar pairwise
-    if (selector == 0b1100) return bit(w, 22);               // two-register misc (FP16)
+    if (selector == 0b0000) return simd_two_register_misc(w, scalar);
+    if (selector == 0b1000) return simd_across_lanes(w, scalar);
+    if (selector == 0b1100) return bit(w, 22) && simd_two_register_misc_fp16(w, scalar);
     if (selector == 0b0100) {                                // AES / SHA two-register
       const uint32_t opcode = field(w, 16, 12);
       if (field(w, 31, 24) == 0b01001110 && field(w, 23, 22) == 0) return opcode >= 0b00100 && opcode <= 0b00111;
@@ -138,7 +137,7 @@ bool simd_data_processing(uint32_t w, bool scalar) {
   if (field(w, 11, 10) == 0b00) return field(w, 23, 22) == 0;                      // TBL, TBX
   if (field(w, 11, 10) == 0b10) {                                                  // permute
     const uint32_t opcode = field(w, 14, 12);
-    return opcode != 0b000 && opcode != 0b100;
+    return opcode != 0b000 && opcode != 0b100 && (field(w, 23, 22) != 0b11 || bit(w, 30));
   }
   return false;
 }

@@ -46,8 +46,9 @@ bool simd_by_element(uint32_t w, bool scalar) {
     case 0x02: case 0x03: case 0x06: case 0x07: case 0x08: case 0x0a: case 0x0b: case 0x0c: case 0x0d:
     case 0x10: case 0x12: case 0x14: case 0x16: case 0x1a: case 0x1d: case 0x1f:
       return integer_halfword_or_word(size);
-    case 0x11: case 0x13: case 0x15: case 0x17:  // FCMLA: half, or single with Q = 1 and L = 0
-      return size == 0b01 || (size == 0b10 && q && !l);
+    case 0x11: case 0x13: case 0x15: case 0x17:  // FCMLA: the pair index must fit the vector
+      if (size == 0b01) return q || !bit(w, 11);
+      return size == 0b10 && q && !l;
     default:
       return false;
   }
@@ -192,6 +193,116 @@ bool simd_three_different(uint32_t w, bool scalar) {
       return false;
     default:
       return size != 0b11;
+  }
+}
+
+bool simd_two_register_misc(uint32_t w, bool scalar) {
+  const bool q = bit(w, 30), u = bit(w, 29);
+  const uint32_t size = field(w, 23, 22), opcode = field(w, 16, 12);
+  const bool high = (size & 0b10) != 0, sz = (size & 1) != 0;
+  const uint32_t key = (u ? 0x20u : 0u) | opcode;
+  const bool fp_lanes_ok = scalar || !(sz && !q);  // double lanes need Q
+  const bool int_lanes_ok = scalar ? size == 0b11 : (size != 0b11 || q);
+  if (scalar) {
+    switch (key) {
+      case 0x03: case 0x07: case 0x23: case 0x27:  // SUQADD SQABS USQADD SQNEG
+        return true;
+      case 0x08: case 0x09: case 0x0a: case 0x0b: case 0x28: case 0x29: case 0x2b:  // compares with 0, ABS, NEG
+        return size == 0b11;
+      case 0x0c: case 0x0d: case 0x0e: case 0x2c: case 0x2d: case 0x1f:  // FCMxx #0, FRECPX
+        return high;
+      case 0x14: case 0x32: case 0x34:  // SQXTN SQXTUN UQXTN
+        return size != 0b11;
+      case 0x36:  // FCVTXN
+        return size == 0b01;
+      case 0x1a: case 0x1b: case 0x3a: case 0x3b: case 0x1d: case 0x3d:  // FCVT[NPMZ][SU], SCVTF/FRECPE, UCVTF/FRSQRTE
+        return true;
+      case 0x1c: case 0x3c:  // FCVTAS FCVTAU
+        return !high;
+      default:
+        return false;
+    }
+  }
+  switch (key) {
+    case 0x00: case 0x02: case 0x04: case 0x06: case 0x22: case 0x24: case 0x26:  // REV64 SADDLP CLS SADALP UADDLP CLZ UADALP
+    case 0x12: case 0x14: case 0x32: case 0x33: case 0x34:                        // XTN SQXTN SQXTUN SHLL UQXTN
+      return size != 0b11;
+    case 0x01: case 0x05:  // REV16, CNT
+      return size == 0b00;
+    case 0x20:  // REV32
+      return size <= 0b01;
+    case 0x25:  // NOT, RBIT
+      return size <= 0b01;
+    case 0x03: case 0x07: case 0x08: case 0x09: case 0x0a: case 0x0b:  // SUQADD SQABS CMGT CMEQ CMLT ABS
+    case 0x23: case 0x27: case 0x28: case 0x29: case 0x2b:             // USQADD SQNEG CMGE CMLE NEG
+      return int_lanes_ok;
+    case 0x0c: case 0x0d: case 0x0e: case 0x0f: case 0x2c: case 0x2d: case 0x2f:  // FCMxx #0, FABS, FNEG
+      return high && fp_lanes_ok;
+    case 0x16:  // FCVTN (single/double source), BFCVTN (size 10)
+      return !high || size == 0b10;
+    case 0x17:  // FCVTL
+      return !high;
+    case 0x36:  // FCVTXN
+      return size == 0b01;
+    case 0x18: case 0x19: case 0x1a: case 0x1b: case 0x1d:  // FRINTN/P FRINTM/Z FCVTNS/PS FCVTMS/ZS SCVTF/FRECPE
+    case 0x39: case 0x3a: case 0x3b: case 0x3d:             // FRINTX/I FCVTNU/PU FCVTMU/ZU UCVTF/FRSQRTE
+      return fp_lanes_ok;
+    case 0x1c: case 0x3c:  // FCVTAS/FCVTAU (size 0x), URECPE/URSQRTE (size 10)
+      return high ? size == 0b10 : fp_lanes_ok;
+    case 0x38: case 0x1e: case 0x1f: case 0x3e:  // FRINTA, FRINT32Z FRINT64Z FRINT32X
+      return !high && fp_lanes_ok;
+    case 0x3f:  // FRINT64X (size 0x), FSQRT (size 1x)
+      return fp_lanes_ok;
+    default:
+      return false;
+  }
+}
+
+bool simd_across_lanes(uint32_t w, bool scalar) {
+  const bool q = bit(w, 30), u = bit(w, 29);
+  const uint32_t size = field(w, 23, 22), opcode = field(w, 16, 12);
+  const bool sz = (size & 1) != 0;
+  if (scalar) {  // pairwise
+    if (!u && opcode == 0b11011) return size == 0b11;  // ADDP
+    if (opcode == 0b01100 || opcode == 0b01111) return u || !sz;  // FMAXNMP/FMINNMP, FMAXP/FMINP
+    if (opcode == 0b01101) return u ? (size & 0b10) == 0 : size == 0b00;  // FADDP
+    return false;
+  }
+  switch (opcode) {
+    case 0b00011: case 0b01010: case 0b11010:  // [SU]ADDLV [SU]MAXV [SU]MINV
+      return size <= 0b01 || (size == 0b10 && q);
+    case 0b11011:  // ADDV
+      return !u && (size <= 0b01 || (size == 0b10 && q));
+    case 0b01100: case 0b01111:  // FMAXNMV/FMINNMV, FMAXV/FMINV: half (U = 0) or single (U = 1, Q)
+      return !sz && (!u || q);
+    default:
+      return false;
+  }
+}
+
+bool simd_two_register_misc_fp16(uint32_t w, bool scalar) {
+  const bool u = bit(w, 29), a = bit(w, 23);
+  const uint32_t opcode = field(w, 16, 12);
+  const uint32_t key = (u ? 0x40u : 0u) | (a ? 0x20u : 0u) | opcode;
+  if (scalar) {
+    switch (key) {
+      case 0x1a: case 0x1b: case 0x1c: case 0x1d:                                // FCVTNS FCVTMS FCVTAS SCVTF
+      case 0x2c: case 0x2d: case 0x2e: case 0x3a: case 0x3b: case 0x3d: case 0x3f:  // FCMxx FCVTPS FCVTZS FRECPE FRECPX
+      case 0x5a: case 0x5b: case 0x5c: case 0x5d:                                // FCVTNU FCVTMU FCVTAU UCVTF
+      case 0x6c: case 0x6d: case 0x7a: case 0x7b: case 0x7d:                     // FCMGE FCMLE FCVTPU FCVTZU FRSQRTE
+        return true;
+      default:
+        return false;
+    }
+  }
+  switch (key) {
+    case 0x18: case 0x19: case 0x1a: case 0x1b: case 0x1c: case 0x1d:
+    case 0x2c: case 0x2d: case 0x2e: case 0x2f: case 0x38: case 0x39: case 0x3a: case 0x3b: case 0x3d:
+    case 0x58: case 0x59: case 0x5a: case 0x5b: case 0x5c: case 0x5d:
+    case 0x6c: case 0x6d: case 0x6f: case 0x79: case 0x7a: case 0x7b: case 0x7d: case 0x7f:
+      return true;
+    default:
+      return false;
   }
 }
 

@@ -11,5 +11,8 @@ bool simd_three_same(uint32_t word, bool scalar);
 bool simd_three_same_fp16(uint32_t word, bool scalar);
 bool simd_three_extension(uint32_t word, bool scalar);
 bool simd_three_different(uint32_t word, bool scalar);
+bool simd_two_register_misc(uint32_t word, bool scalar);
+bool simd_two_register_misc_fp16(uint32_t word, bool scalar);
+bool simd_across_lanes(uint32_t word, bool scalar);  // scalar: the pairwise group
 
 }  // namespace xprobe::insn::arm64::detail
