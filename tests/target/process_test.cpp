@@ -7,7 +7,10 @@
 
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <thread>
+
+#include <fmt/format.h>
 
 #include "target/wait.h"
 #include "test_support.h"
@@ -255,6 +258,61 @@ TEST(ProcessTest, ProgramsOwnSigtrapIsReportedAsASignalOrForeignTrap) {
   EXPECT_EQ(int3s, 3);
   EXPECT_EQ(exit_status, untraced.exit_status);
   EXPECT_EQ(captured.text(), untraced.output);
+}
+
+}  // namespace
+}  // namespace xprobe::target
+
+namespace xprobe::target {
+namespace {
+
+char process_state(pid_t pid) {
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+  std::string text;
+  std::getline(stat, text);
+  size_t paren = text.rfind(')');
+  return paren == std::string::npos || paren + 2 >= text.size() ? '?' : text[paren + 2];
+}
+
+// A program stopped by job control (SIGSTOP, Ctrl-Z) stays stopped while traced and after
+// the detach; SIGCONT then lets it finish normally.
+TEST(ProcessTest, AGroupStoppedProgramStaysStoppedThroughAttachAndDetach) {
+  std::string program = testing::e2e_program("ticker");
+  auto untraced = testing::run_untraced({program, "50"});
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(pipe_fds[1], 1);
+    close(pipe_fds[0]);
+    execl(program.c_str(), program.c_str(), "50", nullptr);
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  kill(pid, SIGSTOP);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, WUNTRACED), pid);
+  ASSERT_TRUE(WIFSTOPPED(status));
+  {
+    auto process = Process::attach(pid);
+    ASSERT_TRUE(process) << process.error().message;
+    ASSERT_TRUE((*process)->resume_all());  // PTRACE_LISTEN: still in the group-stop
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_TRUE((*process)->detach());
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(process_state(pid), 'T');
+  kill(pid, SIGCONT);
+  std::string output;
+  char buffer[256];
+  ssize_t got;
+  while ((got = read(pipe_fds[0], buffer, sizeof buffer)) > 0) output.append(buffer, static_cast<size_t>(got));
+  close(pipe_fds[0]);
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), untraced.exit_status);
+  EXPECT_EQ(output, untraced.output);
 }
 
 }  // namespace
