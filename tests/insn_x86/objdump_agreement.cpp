@@ -1,3 +1,14 @@
+// Where objdump's listing is not what the processor executes, the comparison follows the
+// processor. Every such class is counted by name in SweepStats::objdump_quirks:
+//   "redundant REX"          a REX before a legacy prefix, printed as its own line (SDM vol. 2 2.2.1)
+//   "fwait folded"           9B printed together with the next x87 instruction (SDM vol. 2 FSTCW note)
+//   "cut by a label", ".byte" objdump restarts at every label, even inside an instruction
+//   "LOCK where the SDM says #UD", "reserved segment register or MOV to CS",
+//   "VEX/EVEX after REX, 66, F2, F3 or LOCK"
+//                            objdump prints data bytes in .text as instructions the processor
+//                            refuses (SDM vol. 2 LOCK, MOV, 2.3.2); we must say Invalid
+//   "MPX form printed as (bad)" 0F 1A/1B forms MPX rejects but that execute as hint NOPs
+// Everything else must agree: same start, same length, or (bad) for both.
 #include "objdump_agreement.h"
 
 #include <algorithm>

@@ -413,6 +413,7 @@ TEST(X86Decoder, VexFieldRules) {
   EXPECT_EQ(run({0xc5, 0xf1, 0x6e, 0xc0}).status, DecodeStatus::Invalid);  // ... with vvvv != 1111b
   EXPECT_EQ(length_of({0xc5, 0xfc, 0x41, 0xc1}), 4);                      // kandw k0,k0,k1 (VEX.L1)
   EXPECT_EQ(run({0xc5, 0xf8, 0x41, 0xc1}).status, DecodeStatus::Invalid);  // ... with VEX.L = 0
+  EXPECT_EQ(run({0xc5, 0xbc, 0x41, 0xc1}).status, DecodeStatus::Invalid);  // vvvv = k8 does not exist
   EXPECT_EQ(length_of({0xc4, 0xe3, 0xfd, 0x00, 0xc1, 0x05}), 6);          // vpermq ymm0,ymm1,5 (VEX.256.W1)
   EXPECT_EQ(run({0xc4, 0xe3, 0x7d, 0x00, 0xc1, 0x05}).status, DecodeStatus::Invalid);  // ... with W0
   EXPECT_EQ(length_of({0xc4, 0xe2, 0x7d, 0x58, 0xc1}), 5);                // vpbroadcastd ymm0,xmm1 (W0)
