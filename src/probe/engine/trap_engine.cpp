@@ -120,6 +120,7 @@ Result<uint64_t> TrapEngine::allocate_slot(uint64_t near, pid_t tid) {
     }
   }
   bool resume_others = threads_running(process_);
+  if (tid != 0 && !process_.owns(tid)) tid = 0;  // a followed child's thread: map from one of ours
   if (tid == 0) tid = process_.any_stopped_thread();
   if (tid == 0) {
     if (auto stopped = process_.stop_all(); !stopped) return stopped.error();
