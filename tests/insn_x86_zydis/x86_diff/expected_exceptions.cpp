@@ -55,10 +55,6 @@ bool refused_before_the_end(const Comparison& c) {
   return c.bytes.size() < 15 && every_continuation_invalid(c);
 }
 
-// x87 register forms that the SDM's x87 opcode maps (vol. 2 A.5, Tables) leave
-// blank and objdump 2.40 prints as (bad): the undocumented aliases FSTP1 (D9 D8-DF),
-// FCOM2 (DC D0-D7), FCOMP3 (DC D8-DF), FXCH4 (DD C8-CF), FCOMP5 (DE D0-D7), FXCH7
-// (DF C8-CF), FSTP8 (DF D0-D7), FSTP9 (DF D8-DF). Zydis decodes them.
 // DB E5 FRSTPM (80287XL only): objdump 2.40 decodes it ("frstpm(287 only)") next to
 // FNENI/FNDISI/FNSETPM (DB E0/E1/E4, which Zydis decodes too); Zydis 4.0 does not.
 bool x87_frstpm(const Comparison& c) {
@@ -67,6 +63,10 @@ bool x87_frstpm(const Comparison& c) {
          c.shape.has_modrm_byte && c.shape.modrm == 0xe5;
 }
 
+// x87 register forms that the SDM's x87 opcode maps (vol. 2 A.5, Tables) leave
+// blank and objdump 2.40 prints as (bad): the undocumented aliases FSTP1 (D9 D8-DF),
+// FCOM2 (DC D0-D7), FCOMP3 (DC D8-DF), FXCH4 (DD C8-CF), FCOMP5 (DE D0-D7), FXCH7
+// (DF C8-CF), FSTP8 (DF D0-D7), FSTP9 (DF D8-DF). Zydis decodes them.
 bool x87_reserved_alias(const Comparison& c) {
   if (!ours_invalid_zydis_ok(c) || c.shape.encoding != RawEncoding::Legacy || c.shape.map != 0) return false;
   if (!c.shape.has_modrm_byte || !c.shape.modrm_is_register()) return false;
