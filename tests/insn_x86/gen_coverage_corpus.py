@@ -68,10 +68,12 @@ def vector_payloads(space, col, line):
     elif space in EVEX_MAP:
         for w in (0, 1):
             for ll in (2, 0):
+                if "L0" in line.attrs and ll != 0:
+                    continue
                 yield [0x62, 0xF0 | EVEX_MAP[space], (w << 7) | 0x7C | col, 0x08 | (ll << 5)]
             # Gathers and scatters need a mask other than k0 (SDM vol. 2 VPGATHERDD: #UD if
             # EVEX.aaa = 000): one variant with k1.
-            yield [0x62, 0xF0 | EVEX_MAP[space], (w << 7) | 0x7C | col, 0x09 | (2 << 5)]
+            yield [0x62, 0xF0 | EVEX_MAP[space], (w << 7) | 0x7C | col, 0x09 | ((0 if "L0" in line.attrs else 2) << 5)]
     elif space in XOP_MAP:
         for w in (0, 1):
             if ("W0" in line.attrs and w != 0) or ("W1" in line.attrs and w != 1):
