@@ -46,7 +46,8 @@ const std::string& CommCache::comm(pid_t tid) {
   auto it = names_.find(tid);
   if (it != names_.end()) return it->second;
   std::string name;
-  std::ifstream in(fmt::format("/proc/{}/task/{}/comm", pid_, tid));
+  // /proc/TID works for every thread, also those of a followed fork child.
+  std::ifstream in(fmt::format("/proc/{}/comm", tid));
   std::getline(in, name);
   if (name.empty()) name = "<...>";  // the kernel's placeholder for an unknown comm
   return names_[tid] = name;
@@ -66,7 +67,7 @@ void CpuReader::forget(pid_t tid) {
 uint32_t CpuReader::cpu(pid_t tid) {
   auto it = fds_.find(tid);
   if (it == fds_.end()) {
-    const int fd = open(fmt::format("/proc/{}/task/{}/stat", pid_, tid).c_str(), O_RDONLY | O_CLOEXEC);
+    const int fd = open(fmt::format("/proc/{}/stat", tid).c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return 0;
     it = fds_.emplace(tid, fd).first;
   }

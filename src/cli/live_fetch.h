@@ -42,20 +42,18 @@ class PrefetchingMemoryReader final : public probe::MemoryReader {
 // could have changed them (forget()).
 class CommCache {
  public:
-  explicit CommCache(pid_t pid) : pid_(pid) {}
   const std::string& comm(pid_t tid);
   void forget(pid_t tid) { names_.erase(tid); }
   void forget_all() { names_.clear(); }
 
  private:
-  pid_t pid_;
   std::map<pid_t, std::string> names_;
 };
 
-// The CPU a thread last ran on (field 39 of /proc/PID/task/TID/stat), through an fd kept open.
+// The CPU a thread last ran on (field 39 of /proc/TID/stat), through an fd kept open.
 class CpuReader {
  public:
-  explicit CpuReader(pid_t pid) : pid_(pid) {}
+  CpuReader() = default;
   ~CpuReader();
   CpuReader(const CpuReader&) = delete;
   CpuReader& operator=(const CpuReader&) = delete;
@@ -63,7 +61,6 @@ class CpuReader {
   void forget(pid_t tid);
 
  private:
-  pid_t pid_;
   std::map<pid_t, int> fds_;
 };
 

@@ -1,5 +1,7 @@
 #include "cli/trace_session.h"
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -208,8 +210,8 @@ bool TraceSession::start_process() {
     process_ = std::move(launched.value());
   }
   main_executable_ = read_link(fmt::format("/proc/{}/exe", process_->pid()));
-  comms_ = std::make_unique<CommCache>(process_->pid());
-  cpus_ = std::make_unique<CpuReader>(process_->pid());
+  comms_ = std::make_unique<CommCache>();
+  cpus_ = std::make_unique<CpuReader>();
   return true;
 }
 
@@ -436,7 +438,9 @@ int TraceSession::run() {
   if (!open_output()) return 2;
   target::StopSignals stop_signals;
   if (!start_process()) return 1;
-  engine_ = std::make_unique<probe::engine::TrapEngine>(*process_);
+  probe::engine::EngineOptions engine_options;
+  engine_options.follow_fork = options_.follow_fork;
+  engine_ = std::make_unique<probe::engine::TrapEngine>(*process_, engine_options);
   rebuild_modules();
   if (!plant_pending(true)) {
     fail_before_tracing();

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
 #include <thread>
 
 #include <fmt/format.h>
@@ -147,6 +148,33 @@ TEST(Lifecycle, ClearErrorsForMissingThings) {
   auto no_pid = run_xprobe({"-p", "999999999", "-e", "p main"}, {});
   EXPECT_NE(no_pid.xprobe_status, 0);
   EXPECT_NE(no_pid.diagnostics.find("999999999"), std::string::npos) << no_pid.diagnostics;
+}
+
+}  // namespace
+}  // namespace xprobe::testing
+
+namespace xprobe::testing {
+namespace {
+
+TEST(Lifecycle, FollowForkTracesTheChildToo) {
+  const std::string program = e2e_program("forker");
+  const RunResult untraced = run_untraced({program});
+  auto run = run_xprobe({"--follow-fork", "-e", "p:t/work work x=%di:s32"}, {program});
+  EXPECT_EQ(run.program_output, untraced.output);
+  EXPECT_EQ(run.xprobe_status, untraced.exit_status) << run.diagnostics;
+  // forker.c: 5 + 5 calls in the parent, 5 in the child (x = 0..4 each time).
+  ASSERT_EQ(run.events.size(), 15u) << run.trace_text << run.diagnostics;
+  std::map<pid_t, std::vector<std::string>> by_tid;
+  for (const auto& e : run.events) by_tid[e.tid].push_back(e.arg("x"));
+  ASSERT_EQ(by_tid.size(), 2u);
+  const std::vector<std::string> once{"0", "1", "2", "3", "4"};
+  const std::vector<std::string> twice{"0", "1", "2", "3", "4", "0", "1", "2", "3", "4"};
+  const pid_t parent = run.events.front().tid;
+  EXPECT_EQ(by_tid[parent], twice);
+  for (const auto& [tid, values] : by_tid)
+    if (tid != parent) {
+      EXPECT_EQ(values, once);
+    }
 }
 
 }  // namespace
