@@ -131,7 +131,11 @@ std::string check_decoder_invariants(std::span<const uint8_t> bytes, uint64_t ad
   return {};
 }
 
-std::string decode_and_check_all_configs(std::span<const uint8_t> bytes, uint64_t address) {
+std::string decode_and_check_all_configs(std::span<const uint8_t> input, uint64_t address) {
+  // A buffer of exactly the input's size, so that AddressSanitizer sees any read past it
+  // (a caller's vector may have spare capacity behind its end).
+  const std::vector<uint8_t> own(input.begin(), input.end());
+  const std::span<const uint8_t> bytes(own);
   for (Mode mode : {Mode::Long64, Mode::Protected32}) {
     for (Vendor vendor : {Vendor::Intel, Vendor::Amd}) {
       const DecoderConfig config{mode, vendor};
