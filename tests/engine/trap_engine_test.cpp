@@ -661,3 +661,54 @@ TEST(TrapEngineTest, AProgramKilledWhileTracedIsReportedAndReaped) {
 
 }  // namespace
 }  // namespace xprobe::probe::engine
+
+namespace xprobe::probe::engine {
+namespace {
+
+using namespace xprobe::testing;
+
+// Every instruction boundary of a few libc functions the program uses (stdio, malloc), planted
+// once libc is mapped (from an internal breakpoint at main): whatever the decoder meets there
+// runs out of line or emulated, and the program cannot tell.
+TEST(TrapEngineTest, EveryInstructionOfHotLibcFunctions) {
+  std::string program = e2e_program("counter");
+  auto untraced = run_untraced({program, "30"});
+  size_t planted = 0, refused = 0;
+  std::string first_refusal;
+  std::map<ProbeId, uint64_t> ids;
+  auto run = run_traced({program, "30"}, [&](TrapEngine& engine, target::Process& process) {
+    auto main_break = engine.add_internal_breakpoint(
+        symbol_address(process.pid(), program, "main"), [&](const HitContext& hit) {
+          std::string libc = mapped_object(hit.process.pid(), "libc.so");
+          for (const char* function : {"puts", "printf", "malloc", "free", "atoi"}) {
+            uint64_t start = symbol_address(hit.process.pid(), libc, function);
+            uint64_t size = symbol_size(libc, function);
+            for (uint64_t address : instruction_boundaries(hit.process, start, size)) {
+              ProbeSpec spec;
+              spec.address = address;
+              auto id = engine.add_probe(spec);
+              if (id) {
+                ++planted;
+                ids[*id] = address;
+              } else {
+                if (first_refusal.empty()) first_refusal = id.error().message;
+                ++refused;
+              }
+            }
+          }
+        });
+    ASSERT_TRUE(main_break) << main_break.error().message;
+  }, [&](TrapEngine& engine) {
+    uint64_t hits = 0;
+    for (const auto& [id, address] : ids) hits += engine.stats(id).hits;
+    EXPECT_GT(hits, 100u);
+  });
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  EXPECT_GT(planted, 100u);
+  EXPECT_EQ(refused, 0u) << first_refusal;
+  EXPECT_EQ(run.output, untraced.output);
+  EXPECT_EQ(exit_status_of(run.result), untraced.exit_status);
+}
+
+}  // namespace
+}  // namespace xprobe::probe::engine
