@@ -67,6 +67,8 @@ def vector_payloads(space, col, line):
                 yield [0xC4, 0xE0 | VEX_MAP[space], (w << 7) | 0x78 | (vl << 2) | col]
     elif space in EVEX_MAP:
         for w in (0, 1):
+            if ("W0" in line.attrs and w != 0) or ("W1" in line.attrs and w != 1):
+                continue
             for ll in (2, 0):
                 if "L0" in line.attrs and ll != 0:
                     continue
