@@ -1,4 +1,5 @@
 #include <CLI/CLI.hpp>
+#include <string>
 #include <vector>
 
 #include "cli/commands.h"
@@ -9,8 +10,17 @@ int main(int argc, char** argv) {
   std::vector<xprobe::cli::CommandRunner> commands;
   commands.push_back(xprobe::cli::add_decode_command(app));
   commands.push_back(xprobe::cli::add_check_command(app));
-  commands.push_back(xprobe::cli::add_trace_command(app));
-  CLI11_PARSE(app, argc, argv);
+  std::vector<std::string> program;  // everything after the first "--": the traced program's argv, untouched
+  commands.push_back(xprobe::cli::add_trace_command(app, program));
+  int own_argc = argc;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--") {
+      own_argc = i;
+      program.assign(argv + i + 1, argv + argc);
+      break;
+    }
+  }
+  CLI11_PARSE(app, own_argc, argv);
   for (auto& command : commands) {
     const int status = command();
     if (status >= 0) return status;

@@ -4,7 +4,7 @@
 
 namespace xprobe::cli {
 
-CommandRunner add_trace_command(CLI::App& app) {
+CommandRunner add_trace_command(CLI::App& app, const std::vector<std::string>& program) {
   auto options = std::make_shared<TraceOptions>();
   CLI::App* cmd = app.add_subcommand("trace", "Trace a program with probes written in the kernel's uprobe_events syntax");
   cmd->add_option("-e,--event", options->definitions, "a probe definition, e.g. 'p:grp/ev libc.so.6:open path=+0(%di):string'");
@@ -16,8 +16,12 @@ CommandRunner add_trace_command(CLI::App& app) {
   cmd->add_flag("--summary", options->summary, "print a table of hits, misses and drops per probe at the end");
   cmd->add_flag("--follow-fork", options->follow_fork, "trace forked children too (default: they carry no probe)");
   cmd->add_flag("--no-irq-info", options->no_irq_info, "omit the flags column, as with the kernel's options/irq-info=0");
-  cmd->add_option("COMMAND", options->command, "the program to start, after --");
-  return [cmd, options]() { return cmd->parsed() ? run_trace(*options) : -1; };
+  cmd->footer("After --: the program to start and its arguments (passed to it untouched).");
+  return [cmd, options, &program]() {
+    if (!cmd->parsed()) return -1;
+    options->command = program;
+    return run_trace(*options);
+  };
 }
 
 }  // namespace xprobe::cli
