@@ -430,13 +430,14 @@ void TraceSession::fail_before_tracing() {
 }
 
 int TraceSession::run() {
+  // From the first moment: a SIGINT/SIGTERM must end tracing cleanly, never kill xprobe.
+  target::StopSignals stop_signals;
   if (!parse_definitions()) return 2;
   if (options_.pid == 0 && options_.command.empty()) {
     fmt::print(stderr, "xprobe trace: give a program to start (-- COMMAND [ARGS]) or a process to attach to (-p PID)\n");
     return 2;
   }
   if (!open_output()) return 2;
-  target::StopSignals stop_signals;
   if (!start_process()) return 1;
   probe::engine::EngineOptions engine_options;
   engine_options.follow_fork = options_.follow_fork;

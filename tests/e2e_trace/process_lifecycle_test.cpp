@@ -70,7 +70,7 @@ TEST(Lifecycle, AttachToABusyProcessAndDetach) {
   const std::string program = e2e_program("ticker");
   const RunResult untraced = run_untraced({program, "1000"});
   // Start the program on its own, with its stdout in a file.
-  const std::string out = ::testing::TempDir() + "/ticker-attach.out";
+  const std::string out = fmt::format("{}/ticker-attach-{}.out", ::testing::TempDir(), getpid());
   const pid_t child = fork();
   if (child == 0) {
     const int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -79,7 +79,8 @@ TEST(Lifecycle, AttachToABusyProcessAndDetach) {
     _exit(127);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  const std::string events = ::testing::TempDir() + "/ticker-attach.events";
+  const std::string events = fmt::format("{}/ticker-attach-{}.events", ::testing::TempDir(), getpid());
+  unlink(events.c_str());  // a stale file from an earlier run would end the wait below at once
   const pid_t tracer = fork();
   if (tracer == 0) {
     const int devnull = open("/dev/null", O_WRONLY);
