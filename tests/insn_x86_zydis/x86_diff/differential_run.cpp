@@ -36,6 +36,7 @@ void run_differential(const InstructionPool& pool, Mode mode, uint64_t seed, uin
     ++summary.cases;
     if (comparison.agrees()) {
       ++summary.agreed;
+      if (comparison.ours == insn::x86::DecodeStatus::Ok) ++summary.agreed_valid;
       continue;
     }
     ++summary.disagreements_by_mutation[static_cast<size_t>(test_case.mutation)];
@@ -49,8 +50,10 @@ void run_differential(const InstructionPool& pool, Mode mode, uint64_t seed, uin
 }
 
 std::string RunSummary::report(size_t class_limit) const {
-  std::string text = fmt::format("cases {}, agreed {}, expected exceptions {}, unexpected disagreements {} in {} classes\n",
-                                 cases, agreed, expected, unexpected.total(), unexpected.class_count());
+  std::string text = fmt::format(
+      "cases {}, agreed {} ({} valid instructions, {} refused by both), expected exceptions {}, "
+      "unexpected disagreements {} in {} classes\n",
+      cases, agreed, agreed_valid, agreed - agreed_valid, expected, unexpected.total(), unexpected.class_count());
   text += "disagreements by mutation:";
   for (size_t i = 0; i < disagreements_by_mutation.size(); ++i)
     if (disagreements_by_mutation[i] != 0)

@@ -17,6 +17,7 @@ Result<InstructionPool> load_libc_instructions(insn::x86::Mode mode);
 struct RunSummary {
   uint64_t cases = 0;
   uint64_t agreed = 0;
+  uint64_t agreed_valid = 0;  // of those, both decoded an instruction (same length and layout)
   uint64_t expected = 0;  // disagreements matched by the expected-exception list
   std::array<uint64_t, static_cast<size_t>(Mutation::kCount)> disagreements_by_mutation{};
   DisagreementTally expected_tally;    // only add_expected() is used
