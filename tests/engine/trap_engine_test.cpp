@@ -712,3 +712,69 @@ TEST(TrapEngineTest, EveryInstructionOfHotLibcFunctions) {
 
 }  // namespace
 }  // namespace xprobe::probe::engine
+
+namespace xprobe::probe::engine {
+namespace {
+
+using namespace xprobe::testing;
+
+// A probe on every instruction of clock_nanosleep, syscall included: the syscall runs out of
+// line, so threads sleep inside a slot. Detaching then moves them to the original code
+// right after the syscall, where the kernel's restart (rip - 2) finds the original syscall.
+TEST(TrapEngineTest, DetachWhileThreadsSleepInASyscallRunOutOfLine) {
+  std::string program = e2e_program("ticker");
+  auto untraced = run_untraced({program, "200"});
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(pipe_fds[1], 1);
+    close(pipe_fds[0]);
+    execl(program.c_str(), program.c_str(), "200", nullptr);
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  uint64_t syscall_hits = 0;
+  for (int cycle = 0; cycle < 5; ++cycle) {
+    auto process = target::Process::attach(pid);
+    ASSERT_TRUE(process) << process.error().message;
+    TrapEngine engine(**process, engine_options());
+    std::string libc = mapped_object(pid, "libc.so");
+    ASSERT_FALSE(libc.empty());
+    uint64_t start = symbol_address(pid, libc, "clock_nanosleep");
+    ASSERT_NE(start, 0u);
+    uint64_t hits = 0;
+    for (uint64_t address : instruction_boundaries(**process, start, symbol_size(libc, "clock_nanosleep"))) {
+      uint8_t bytes[2];
+      bool is_syscall = (*process)->read(address, bytes) && bytes[0] == 0x0f && bytes[1] == 0x05;
+      ProbeSpec spec;
+      spec.address = address;
+      spec.on_hit = [&, is_syscall](const HitContext&) {
+        if (is_syscall) ++syscall_hits;
+        if (++hits == 12) target::request_stop();
+      };
+      auto id = engine.add_probe(spec);
+      ASSERT_TRUE(id) << id.error().message;
+    }
+    auto result = engine.run();
+    target::clear_stop_request();
+    ASSERT_TRUE(result) << result.error().message;
+    ASSERT_EQ(result->end, RunEnd::Detached);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_GT(syscall_hits, 0u);
+  std::string output;
+  char buffer[256];
+  ssize_t got;
+  while ((got = read(pipe_fds[0], buffer, sizeof buffer)) > 0) output.append(buffer, static_cast<size_t>(got));
+  close(pipe_fds[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), untraced.exit_status);
+  EXPECT_EQ(output, untraced.output);
+}
+
+}  // namespace
+}  // namespace xprobe::probe::engine
