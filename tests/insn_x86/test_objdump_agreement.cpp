@@ -58,6 +58,8 @@ std::vector<Target> targets() {
       // Hand-written SIMD assembly (AVX2/AVX-512, present when some package pulled them in).
       {"/usr/lib/x86_64-linux-gnu/libx264.so.164", Mode::Long64},
       {"/usr/lib/x86_64-linux-gnu/libgcrypt.so.20", Mode::Long64},
+      // OpenSSL: AES-NI/SHA/VAES/AVX-512 assembly, and data tables inside .text.
+      {"/usr/lib/x86_64-linux-gnu/libcrypto.so.3", Mode::Long64},
       {"/lib32/libc.so.6", Mode::Protected32},
       {"/lib32/libm.so.6", Mode::Protected32},
   };
