@@ -164,6 +164,7 @@ TEST(Arm64Decoder, NeverProbeClassesCarryTheirReason) {
   EXPECT_EQ(decode(0xd53b4220, kPc).cls, InsnClass::Other);  // mrs x0, daif: reading is harmless
   EXPECT_EQ(decode(0xd51b4201, kPc).cls, InsnClass::Other);  // msr nzcv, x1
   EXPECT_EQ(decode(0xd5380005, kPc).cls, InsnClass::Other);  // mrs x5, midr_el1 (emulated at EL0)
+  EXPECT_EQ(decode(0xd5381000, kPc).never, NeverReason::PrivilegedRegisterRead);  // mrs x0, sctlr_el1
   EXPECT_EQ(decode(0xd50b742c, kPc).cls, InsnClass::Other);  // dc zva, x12
   EXPECT_EQ(decode(0xd508871f, kPc).never, NeverReason::PrivilegedSystemInsn);  // tlbi vmalle1
 }

@@ -153,10 +153,19 @@ std::string msr_class(std::string_view operands) {
   return "none";
 }
 
+// The registers Linux lets EL0 read by emulation: MIDR, MPIDR, REVIDR and the ID_* and MVFR*
+// feature registers (and their generic s3_0_c0_* names).
+bool is_emulated_id_register(std::string_view name) {
+  return name == "midr_el1" || name == "mpidr_el1" || name == "revidr_el1" || starts_with(name, "id_") ||
+         starts_with(name, "mvfr") || starts_with(name, "s3_0_c0_");
+}
+
 std::string mrs_class(std::string_view operands) {
   const std::string source = second_operand(operands);
   if (is_not_a_system_register(source)) return "unallocated";
-  return is_debug_register(source) ? "never" : "none";
+  if (is_debug_register(source)) return "never";
+  if (is_privileged_register(source) && !is_emulated_id_register(source)) return "never";
+  return "none";
 }
 
 std::string sys_class(std::string_view mnemonic, std::string_view operands) {

@@ -50,6 +50,7 @@ enum class NeverReason : uint8_t {
   DebugStateChange,   // DCPS1/2/3
   DebugRegister,      // MSR/MRS of the debug and trace registers (op0 = 2)
   PrivilegedRegisterWrite,  // MSR to a register of EL1 or higher (op1 != 3)
+  PrivilegedRegisterRead,   // MRS of an EL1+ register outside the ID space Linux emulates at EL0
   InterruptMaskWrite,       // MSR DAIF / MSR DAIFSet / MSR DAIFClr
   PrivilegedPstateWrite,    // MSR SPSel, PAN, UAO, ALLINT, PM (immediate)
   PrivilegedSystemInsn,     // SYS/SYSL/SYSP of EL1 or higher (TLBI, AT, privileged DC/IC)

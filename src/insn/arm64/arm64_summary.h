@@ -27,8 +27,10 @@ namespace xprobe::insn::arm64 {
 // Policy decisions (see never_reason_text() for the user-facing wording):
 //   * SVC is never probed: out of line, the kernel would record the slot as the thread's
 //     return address (syscall restart rewinds to pc - 4, signal frames, clone children).
-//   * Reads of system registers (MRS, including DAIF and the ID registers Linux emulates at
-//     EL0) are fine; writes are refused when they target EL1+ registers (op1 != 3), DAIF or
+//   * Reads of EL0 system registers (MRS NZCV, DAIF, FPCR, TPIDR_EL0, CNTVCT_EL0, ...) and of
+//     the ID registers Linux emulates at EL0 (op1 = 0, CRn = 0: MIDR_EL1, ID_AA64*) are fine;
+//     other EL1+ reads trap, and out of line the fault would name the slot, so they are
+//     refused; writes are refused when they target EL1+ registers (op1 != 3), DAIF or
 //     privileged PSTATE fields; MSR NZCV/FPCR/FPSR/TPIDR_EL0 are fine; anything touching the
 //     debug registers (op0 = 2) is refused either way.
 //   * CONSTRAINED UNPREDICTABLE forms that binutils also rejects (e.g. LDAR with should-be-one

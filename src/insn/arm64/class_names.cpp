@@ -48,6 +48,9 @@ std::string_view never_reason_text(NeverReason reason) {
       return "it accesses debug/trace system registers, which a tracer's breakpoints and single-step own";
     case NeverReason::PrivilegedRegisterWrite:
       return "it writes a system register of EL1 or higher: privileged state a tracer must not disturb";
+    case NeverReason::PrivilegedRegisterRead:
+      return "it reads a system register of EL1 or higher, which traps at EL0: executed out of line the fault "
+             "would be reported at the slot's address";
     case NeverReason::InterruptMaskWrite: return "it writes the interrupt masks (DAIF)";
     case NeverReason::PrivilegedPstateWrite:
       return "it writes privileged PSTATE fields (SPSel, PAN, UAO, ALLINT, PM)";

@@ -107,7 +107,12 @@ void classify_system_access(Arm64Insn& insn, const SystemFields& f) {
     never(insn, NeverReason::DebugRegister);
     return;
   }
-  if (f.read) return;
+  if (f.read) {
+    // Linux emulates EL0 reads of the ID registers (op1 = 0, CRn = 0): those run anywhere.
+    const bool id_space = f.op1 == 0 && f.crn == 0;
+    if (f.op1 != 0b011 && !id_space) never(insn, NeverReason::PrivilegedRegisterRead);
+    return;
+  }
   const bool daif = f.op1 == 0b011 && f.crn == 0b0100 && f.crm == 0b0010 && f.op2 == 0b001;
   if (daif) {
     never(insn, NeverReason::InterruptMaskWrite);

@@ -38,6 +38,13 @@ system_and_hints:
         mrs     x4, cntvct_el0
         mrs     x5, midr_el1
         mrs     x5, id_aa64isar0_el1
+        mrs     x5, sctlr_el1
+        mrs     x5, currentel
+        mrs     x5, ccsidr_el1
+        mrs     x5, mvfr0_el1
+        mrs     x5, s3_0_c0_c7_7
+        mrs     x5, s3_4_c1_c0_0
+        mrs     x5, ctr_el0
         msr     sctlr_el1, x6
         msr     sp_el0, x6
         msr     elr_el2, x6
