@@ -19,24 +19,9 @@ uint64_t PtraceRegisterView::read(probe::RegisterId id) const {
   return words[id];
 }
 
-void PrefetchingMemoryReader::prefetch(uint64_t address, size_t size) {
-  window_.assign(size, 0);
-  target::ReadRequest request{address, std::span<uint8_t>(window_), 0};
-  if (!memory_.read_batch(std::span<target::ReadRequest>(&request, 1)).ok()) request.copied = 0;
-  window_.resize(request.copied);
-  window_start_ = address;
-}
+bool ProcessMemoryReader::read(uint64_t address, std::span<uint8_t> out) { return memory_.read(address, out).ok(); }
 
-bool PrefetchingMemoryReader::read(uint64_t address, std::span<uint8_t> out) {
-  if (address >= window_start_ && address - window_start_ <= window_.size() &&
-      out.size() <= window_.size() - (address - window_start_)) {
-    std::memcpy(out.data(), window_.data() + (address - window_start_), out.size());
-    return true;
-  }
-  return memory_.read(address, out).ok();
-}
-
-size_t PrefetchingMemoryReader::read_up_to(uint64_t address, std::span<uint8_t> out) {
+size_t ProcessMemoryReader::read_up_to(uint64_t address, std::span<uint8_t> out) {
   target::ReadRequest request{address, out, 0};
   if (!memory_.read_batch(std::span<target::ReadRequest>(&request, 1)).ok()) return 0;
   return request.copied;

@@ -1,6 +1,6 @@
 #pragma once
 // The fetch programs' view of a live, stopped thread: its ptrace registers and the process's
-// memory, with the stack words a probe reads fetched in one batched read.
+// memory; thread names and CPUs for the event records.
 #include <sys/types.h>
 
 #include <cstdint>
@@ -23,19 +23,16 @@ class PtraceRegisterView final : public probe::RegisterView {
   const target::Registers& registers_;
 };
 
-// Reads through to the process, except inside one prefetched window (the top of the stack).
-class PrefetchingMemoryReader final : public probe::MemoryReader {
+// The process's memory as fetch programs read it (untrusted: any address may fail).
+class ProcessMemoryReader final : public probe::MemoryReader {
  public:
-  explicit PrefetchingMemoryReader(target::Memory& memory) : memory_(memory) {}
-  // Reads [address, address + size) now, in one system call, for later reads to hit.
-  void prefetch(uint64_t address, size_t size);
+  explicit ProcessMemoryReader(target::Memory& memory) : memory_(memory) {}
   bool read(uint64_t address, std::span<uint8_t> out) override;
+  // One process_vm_readv that stops at the first unreadable byte.
   size_t read_up_to(uint64_t address, std::span<uint8_t> out) override;
 
  private:
   target::Memory& memory_;
-  uint64_t window_start_ = 0;
-  std::vector<uint8_t> window_;
 };
 
 // Thread names, read from /proc once per thread and again after exec or prctl(PR_SET_NAME)

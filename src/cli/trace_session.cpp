@@ -21,6 +21,7 @@
 #include "probe/definition_parser.h"
 #include "probe/engine/trap_engine.h"
 #include "probe/fetch_program.h"
+#include "probe/prefetched_memory.h"
 #include "probe/resolve/module_map.h"
 #include "probe/resolve/place_resolver.h"
 #include "probe/resolve/symbolizer.h"
@@ -97,6 +98,8 @@ class TraceSession {
   bool plant_pending(bool strict);
   bool resolve_relocations(probe::ProbeFetchPlan& plan, const std::string& module_path);
   void watch_dynamic_linker();
+  trace::EventRecord fetch_event(const PlantedProbe& probe, const probe::engine::HitContext& hit,
+                                 std::optional<uint64_t> return_address, std::span<const uint64_t> saved_arguments);
   void on_hit(const PlantedProbe& probe, const probe::engine::HitContext& context);
   void on_return(const PlantedProbe& probe, const probe::engine::ReturnContext& context);
   std::vector<uint64_t> save_at_entry(const PlantedProbe& probe, const probe::engine::HitContext& context);
@@ -345,48 +348,45 @@ void TraceSession::watch_dynamic_linker() {
   }
 }
 
-void TraceSession::on_hit(const PlantedProbe& probe, const probe::engine::HitContext& context) {
-  trace::ProbeCounters& counters = statistics_.counters(probe.catalog_id);
-  counters.hit();
-  PtraceRegisterView registers(context.registers);
-  PrefetchingMemoryReader memory(context.memory);
-  if (probe.plan.stack_words_read != 0) memory.prefetch(context.registers.sp(), probe.plan.stack_words_read * 8);
-  probe::FetchEnvironment environment{registers, memory, comms_->comm(context.tid), std::nullopt, {}};
-  trace::EventRecord record;
-  record.probe_id = probe.catalog_id;
-  record.tid = context.tid;
-  record.comm = environment.comm;
-  record.cpu = cpus_->cpu(context.tid);
-  record.timestamp_ns = monotonic_ns();
-  record.address = context.address;
-  record.values = probe::run_all(probe.plan, environment);
-  emit(std::move(record));
-}
-
-std::vector<uint64_t> TraceSession::save_at_entry(const PlantedProbe& probe, const probe::engine::HitContext& context) {
-  PtraceRegisterView registers(context.registers);
-  PrefetchingMemoryReader memory(context.memory);
-  return probe::capture_entry_arguments(probe.plan, registers, memory);
-}
-
-void TraceSession::on_return(const PlantedProbe& probe, const probe::engine::ReturnContext& context) {
-  trace::ProbeCounters& counters = statistics_.counters(probe.catalog_id);
-  counters.hit();
-  const probe::engine::HitContext& hit = context.hit;
+trace::EventRecord TraceSession::fetch_event(const PlantedProbe& probe, const probe::engine::HitContext& hit,
+                                             std::optional<uint64_t> return_address,
+                                             std::span<const uint64_t> saved_arguments) {
+  statistics_.counters(probe.catalog_id).hit();
   PtraceRegisterView registers(hit.registers);
-  PrefetchingMemoryReader memory(hit.memory);
-  if (probe.plan.stack_words_read != 0) memory.prefetch(hit.registers.sp(), probe.plan.stack_words_read * 8);
-  probe::FetchEnvironment environment{registers, memory, comms_->comm(hit.tid), context.return_address,
-                                      std::span<const uint64_t>(context.saved)};
+  ProcessMemoryReader process_memory(hit.memory);
+  // The stack words the programs read come in one batched read.
+  probe::PrefetchedMemory memory(process_memory);
+  if (probe.plan.stack_words_read != 0) {
+    std::vector<uint8_t> window(probe.plan.stack_words_read * 8u);
+    window.resize(process_memory.read_up_to(hit.registers.sp(), window));
+    memory.add_block(hit.registers.sp(), std::move(window));
+  }
+  probe::FetchEnvironment environment{registers, memory, comms_->comm(hit.tid), return_address, saved_arguments};
   trace::EventRecord record;
   record.probe_id = probe.catalog_id;
   record.tid = hit.tid;
   record.comm = environment.comm;
   record.cpu = cpus_->cpu(hit.tid);
   record.timestamp_ns = monotonic_ns();
+  record.address = hit.address;
+  record.values = probe::run_all(probe.plan, environment);
+  return record;
+}
+
+void TraceSession::on_hit(const PlantedProbe& probe, const probe::engine::HitContext& context) {
+  emit(fetch_event(probe, context, std::nullopt, {}));
+}
+
+std::vector<uint64_t> TraceSession::save_at_entry(const PlantedProbe& probe, const probe::engine::HitContext& context) {
+  PtraceRegisterView registers(context.registers);
+  ProcessMemoryReader memory(context.memory);
+  return probe::capture_entry_arguments(probe.plan, registers, memory);
+}
+
+void TraceSession::on_return(const PlantedProbe& probe, const probe::engine::ReturnContext& context) {
+  trace::EventRecord record = fetch_event(probe, context.hit, context.return_address, context.saved);
   record.address = context.return_address;
   record.function_address = context.function;
-  record.values = probe::run_all(probe.plan, environment);
   emit(std::move(record));
 }
 

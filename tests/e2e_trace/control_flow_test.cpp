@@ -11,12 +11,6 @@
 namespace xprobe::testing {
 namespace {
 
-size_t count(const std::vector<TraceEvent>& events, const std::string& name) {
-  size_t n = 0;
-  for (const auto& e : events) n += e.event == name;
-  return n;
-}
-
 TEST(ControlFlow, EightThreadsHitTheSameProbes) {
   const std::string program = e2e_program("threads");
   auto run = run_xprobe({"-e", "p:t/work work x=%di:s64", "-e", "r:t/step_ret step ret=$retval:s64"}, {program});

@@ -9,13 +9,6 @@
 namespace xprobe::testing {
 namespace {
 
-std::vector<TraceEvent> only(const std::vector<TraceEvent>& events, const std::string& name) {
-  std::vector<TraceEvent> out;
-  for (const auto& e : events)
-    if (e.event == name) out.push_back(e);
-  return out;
-}
-
 class FetchArgs : public ::testing::Test {
  protected:
   void expect_untouched(const TracedRun& run) {
@@ -31,7 +24,7 @@ TEST_F(FetchArgs, IntegersRegistersStackAndArgN) {
                          "-e", "p many_args"},
                         {FETCHARGS_PATH, "3"});
   expect_untouched(run);
-  auto many = only(run.events, "many");
+  auto many = events_named(run.events, "many");
   ASSERT_EQ(many.size(), 3u) << run.trace_text << run.diagnostics;
   for (int i = 0; i < 3; ++i) {
     const TraceEvent& e = many[static_cast<size_t>(i)];
@@ -47,7 +40,7 @@ TEST_F(FetchArgs, IntegersRegistersStackAndArgN) {
     EXPECT_EQ(e.comm, "fetchargs");
   }
   // The seed's form: no event name, named after the symbol, no arguments.
-  EXPECT_EQ(only(run.events, "many_args").size(), 3u);
+  EXPECT_EQ(events_named(run.events, "many_args").size(), 3u);
 }
 
 TEST_F(FetchArgs, StructFieldsBitfieldsArraysAndStrings) {
@@ -56,7 +49,7 @@ TEST_F(FetchArgs, StructFieldsBitfieldsArraysAndStrings) {
                                "c=+8(%di):char"},
                         {FETCHARGS_PATH, "3"});
   expect_untouched(run);
-  auto rec = only(run.events, "rec");
+  auto rec = events_named(run.events, "rec");
   ASSERT_EQ(rec.size(), 3u) << run.trace_text << run.diagnostics;
   for (int i = 0; i < 3; ++i) {
     const TraceEvent& e = rec[static_cast<size_t>(i)];
@@ -76,7 +69,7 @@ TEST_F(FetchArgs, NarrowSignedTypesAndCharacters) {
                                "xs=%si:x8"},
                         {FETCHARGS_PATH, "3"});
   expect_untouched(run);
-  auto str = only(run.events, "str");
+  auto str = events_named(run.events, "str");
   ASSERT_EQ(str.size(), 3u) << run.trace_text << run.diagnostics;
   for (int i = 0; i < 3; ++i) {
     const TraceEvent& e = str[static_cast<size_t>(i)];
@@ -92,7 +85,7 @@ TEST_F(FetchArgs, BadPointersFaultWithoutHarm) {
   auto run = run_xprobe({"-e", "p:t/bad keep_pointer s=+0(%di):string n=+0(%di):u64 deep=+0(+0(%di)):u32"},
                         {FETCHARGS_PATH, "3"});
   expect_untouched(run);
-  auto bad = only(run.events, "bad");
+  auto bad = events_named(run.events, "bad");
   ASSERT_EQ(bad.size(), 3u) << run.trace_text << run.diagnostics;
   for (const auto& e : bad) {
     EXPECT_EQ(e.arg("s"), "(fault)");
@@ -106,7 +99,7 @@ TEST_F(FetchArgs, GlobalsCommAndSymbols) {
                                "who=$comm ret=+0(%sp):symbol"},
                         {FETCHARGS_PATH, "3"});
   expect_untouched(run);
-  auto glob = only(run.events, "glob");
+  auto glob = events_named(run.events, "glob");
   ASSERT_EQ(glob.size(), 3u) << run.trace_text << run.diagnostics;
   const long expected_counter[] = {7, 7, 8};  // counter_global += i after each round
   for (size_t i = 0; i < 3; ++i) {
@@ -121,8 +114,8 @@ TEST_F(FetchArgs, ReturnProbesUnderRecursion) {
   auto run = run_xprobe({"-e", "p:t/in recurse depth=$arg1:s64", "-e", "r:t/out recurse ret=$retval:s64 depth=$arg1:s64"},
                         {FETCHARGS_PATH, "3"});
   expect_untouched(run);
-  auto in = only(run.events, "in");
-  auto out = only(run.events, "out");
+  auto in = events_named(run.events, "in");
+  auto out = events_named(run.events, "out");
   ASSERT_EQ(in.size(), 15u) << run.trace_text << run.diagnostics;
   ASSERT_EQ(out.size(), 15u) << run.trace_text << run.diagnostics;
   // recurse(4) enters 4,3,2,1,0 and returns 0 (depth 0), 1, 3, 6, 10 (depth 4).

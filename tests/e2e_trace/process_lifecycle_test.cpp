@@ -17,12 +17,6 @@
 namespace xprobe::testing {
 namespace {
 
-size_t count(const std::vector<TraceEvent>& events, const std::string& name) {
-  size_t n = 0;
-  for (const auto& e : events) n += e.event == name;
-  return n;
-}
-
 TEST(Lifecycle, ForkedChildCarriesNoProbe) {
   const std::string program = e2e_program("forker");
   const RunResult untraced = run_untraced({program});

@@ -54,11 +54,13 @@ std::string tracefs_root() {
   return {};
 }
 
+// tracefs files take one write(2) per command; iostreams may seek or split writes.
 bool write_file(const std::string& path, const std::string& text, bool append = false) {
-  std::ofstream out(path, append ? std::ios::app : std::ios::trunc);
-  out << text;
-  out.flush();
-  return static_cast<bool>(out);
+  const int fd = open(path.c_str(), O_WRONLY | (append ? O_APPEND : O_TRUNC));
+  if (fd < 0) return false;
+  const bool written = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  return written;
 }
 
 }  // namespace
@@ -69,6 +71,15 @@ std::string read_text_file(const std::string& path) {
   buffer << in.rdbuf();
   return buffer.str();
 }
+
+std::vector<TraceEvent> events_named(const std::vector<TraceEvent>& events, const std::string& name) {
+  std::vector<TraceEvent> out;
+  for (const auto& e : events)
+    if (e.event == name) out.push_back(e);
+  return out;
+}
+
+size_t count(const std::vector<TraceEvent>& events, const std::string& name) { return events_named(events, name).size(); }
 
 std::string TraceEvent::arg(const std::string& name) const {
   for (const auto& [key, value] : args)

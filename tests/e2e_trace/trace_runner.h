@@ -49,4 +49,8 @@ KernelRun run_under_kernel_uprobes(const std::vector<std::string>& definitions, 
 
 std::string read_text_file(const std::string& path);
 
+// The events of one name, in order, and how many there are.
+std::vector<TraceEvent> events_named(const std::vector<TraceEvent>& events, const std::string& name);
+size_t count(const std::vector<TraceEvent>& events, const std::string& name);
+
 }  // namespace xprobe::testing
