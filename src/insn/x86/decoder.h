@@ -12,7 +12,7 @@ Vendor host_vendor();
 
 struct DecoderConfig {
   Mode mode = Mode::Long64;
-  Vendor vendor = host_vendor();
+  Vendor vendor = host_vendor();  // default: decode as the processor xprobe runs on would
 };
 
 // Decodes one instruction from `bytes` located at `address`. Never reads past bytes.size()

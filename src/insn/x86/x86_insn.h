@@ -100,7 +100,9 @@ struct X86Insn {
 
   uint8_t disp_offset = 0;
   uint8_t disp_size = 0;      // 0, 1, 2, 4 or 8 (moffs)
-  int64_t disp = 0;           // sign-extended (moffs: zero-extended)
+  int64_t disp = 0;           // sign-extended (moffs: zero-extended). EVEX disp8 is the raw byte:
+                              // the processor scales it by the operand's N (compressed disp8*N);
+                              // a RIP-relative operand always has a disp32, which is not scaled.
 
   uint8_t imm_offset = 0;
   uint8_t imm_size = 0;       // first immediate, in bytes
