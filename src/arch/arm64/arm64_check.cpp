@@ -62,11 +62,16 @@ CheckOutcome check_probe_point(std::span<const uint8_t> function_bytes, uint64_t
 
   // Linear scan: a load-exclusive opens a sequence and the next store-exclusive closes it.
   // Fixed-width instructions need no boundary search, so unknown words on the way are skipped.
-  std::optional<uint64_t> open_sequence;
+  // (A flag and an address, not std::optional: GCC 12 at -O2 warns maybe-uninitialized on it.)
+  bool in_sequence = false;
+  uint64_t sequence_start = 0;
   for (uint64_t at = 0; at < offset; at += kInsnSize) {
     const auto insn = insn::arm64::decode(function_bytes.subspan(at, kInsnSize), function_start + at);
-    if (insn->exclusive == ExclusiveKind::Load) open_sequence = function_start + at;
-    if (insn->exclusive == ExclusiveKind::Store) open_sequence.reset();
+    if (insn->exclusive == ExclusiveKind::Load) {
+      in_sequence = true;
+      sequence_start = function_start + at;
+    }
+    if (insn->exclusive == ExclusiveKind::Store) in_sequence = false;
   }
 
   const auto bytes = function_bytes.subspan(offset, kInsnSize);
@@ -84,12 +89,12 @@ CheckOutcome check_probe_point(std::span<const uint8_t> function_bytes, uint64_t
     outcome.reason = std::string(reason);
     return outcome;
   }
-  if (open_sequence) {
+  if (in_sequence) {
     outcome.verdict = Verdict::Unprobeable;
     outcome.reason = fmt::format(
         "it is inside the load-exclusive/store-exclusive sequence that starts at {:#x}: the breakpoint's exception "
         "clears the exclusive monitor, so the store-exclusive would fail every time",
-        *open_sequence);
+        sequence_start);
     return outcome;
   }
   outcome.verdict = Verdict::Accepted;
