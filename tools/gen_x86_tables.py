@@ -116,7 +116,7 @@ def main():
     out.append("enum : uint8_t { " + ", ".join("kImm" + (k if k != "-" else "None") for k in omap.IMM_KINDS) + " };")
     out.append("enum : uint8_t { kInvalidIn64 = 1, kInvalidIn32 = 2, kInvalidIn64OnAmd = 4 };")
     out.append("inline constexpr uint16_t kAttrNeedsSib = 1u << 13;")
-    out.append("enum : uint8_t { kVexRuleNoVvvv = 1, kVexRuleL0 = 2, kVexRuleL1 = 4, kVexRuleW0 = 8, kVexRuleW1 = 16, kVexRuleMaskVvvv = 32 };")
+    out.append("enum : uint8_t { kVexRuleNoVvvv = 1, kVexRuleL0 = 2, kVexRuleL1 = 4, kVexRuleW0 = 8, kVexRuleW1 = 16, kVexRuleMaskVvvv = 32, kRuleNoRexR = 64 };")
     out.append("inline constexpr uint16_t kAttrLockable = 1u << 15;")
     out.append("inline constexpr uint16_t kAttrMandatoryPrefix = 1u << 14;")
     out.append("struct Entry {")

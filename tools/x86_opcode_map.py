@@ -17,9 +17,9 @@ NON_INSTRUCTION_FLOWS = ["prefix", "escape", "invalid"]
 # Bit numbers of xprobe::insn::x86::attr (x86_insn.h); lk is internal to the tables.
 ATTRS = {"stack": 0, "priv": 1, "cs": 2, "flags": 5, "serial": 6, "simd": 7, "io": 9, "fsgs": 10,
          "tsx": 11, "sib": 13, "lk": 15, "w64": None, "nv": None, "L0": None, "L1": None,
-         "W0": None, "W1": None, "kv": None}
+         "W0": None, "W1": None, "kv": None, "nr": None}
 # VEX/EVEX rules, kept in their own byte of the table entry.
-VEX_RULES = {"nv": 1, "L0": 2, "L1": 4, "W0": 8, "W1": 16, "kv": 32}
+VEX_RULES = {"nv": 1, "L0": 2, "L1": 4, "W0": 8, "W1": 16, "kv": 32, "nr": 64}
 MODES = ["-", "i64", "o64", "intel64"]
 
 

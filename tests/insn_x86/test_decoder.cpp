@@ -300,6 +300,9 @@ TEST(X86Decoder, UndefinedAndReserved) {
   EXPECT_EQ(run({0x8c, 0xf0}).status, DecodeStatus::Invalid);        // Sreg 6
   EXPECT_EQ(run({0x8e, 0xc8}).status, DecodeStatus::Invalid);        // mov cs,ax
   EXPECT_EQ(run({0x0f, 0x20, 0xc8}).status, DecodeStatus::Invalid);  // cr1
+  EXPECT_EQ(length_of({0x44, 0x0f, 0x20, 0xc0}), 4);                 // mov rax,cr8 (REX.R)
+  EXPECT_EQ(run({0x44, 0x0f, 0x20, 0xd8}).status, DecodeStatus::Invalid);  // cr11
+  EXPECT_EQ(run({0x44, 0x0f, 0x21, 0xc0}).status, DecodeStatus::Invalid);  // dr8
   EXPECT_EQ(run({0xff, 0xf8}).status, DecodeStatus::Invalid);        // FF /7
   EXPECT_EQ(run({0xff, 0xd8}).status, DecodeStatus::Invalid);        // call far with a register
   EXPECT_EQ(run({0xd9, 0xd1}).status, DecodeStatus::Invalid);        // x87 blank cell (SDM Table A-10)

@@ -304,7 +304,9 @@ inline DecodeStatus Decoder::decode_modrm_and_rest(Entry entry) {
         ((entry.vex_rules & kVexRuleL0) != 0 && out_.vex_l != 0) ||
         ((entry.vex_rules & kVexRuleL1) != 0 && out_.vex_l != 1) ||
         ((entry.vex_rules & kVexRuleW0) != 0 && out_.vex_w) || ((entry.vex_rules & kVexRuleW1) != 0 && !out_.vex_w) ||
-        ((entry.vex_rules & kVexRuleMaskVvvv) != 0 && out_.vex_vvvv >= 8))  // k0-k7 only
+        ((entry.vex_rules & kVexRuleMaskVvvv) != 0 && out_.vex_vvvv >= 8) ||  // k0-k7 only
+        // MOV CRn/DRn: REX.R selects CR8 (with reg = 0) and nothing else (SDM vol. 2 MOV CR/DR).
+        ((entry.vex_rules & kRuleNoRexR) != 0 && (out_.rex & 0x04) != 0))
       return invalid();
   }
   // VSIB (gathers/scatters) and AMX tile loads/stores #UD without a SIB byte (SDM vol. 2 2.3.12).
