@@ -32,7 +32,7 @@ constexpr auto make_prefix_classes() {
 }
 constexpr auto kPrefixClasses = make_prefix_classes();
 
-inline uint64_t load_le(const uint8_t* p, unsigned size) {
+__attribute__((always_inline)) inline uint64_t load_le(const uint8_t* p, unsigned size) {
   switch (size) {
     case 1: return p[0];
     case 2: { uint16_t v; std::memcpy(&v, p, 2); return v; }
