@@ -389,6 +389,12 @@ TEST(X86Decoder, Vex) {
   EXPECT_EQ(d.insn.vex_pp, 1);
   EXPECT_EQ(d.insn.vex_vvvv, 0);
   EXPECT_TRUE(d.insn.rip_relative);
+  EXPECT_EQ(d.insn.vex_rxb, 0);
+  d = run({0xc4, 0x41, 0x78, 0x28, 0xc1});  // vmovaps xmm8,xmm9: VEX.R and VEX.B set (inverted 0)
+  ASSERT_EQ(d.status, DecodeStatus::Ok);
+  EXPECT_EQ(d.insn.vex_rxb, 0b101);
+  d = run({0xc5, 0x78, 0x28, 0xc1});  // vmovaps xmm8,xmm1: C5 carries R only
+  EXPECT_EQ(d.insn.vex_rxb, 0b100);
   d = run({0xc4, 0xe3, 0x71, 0x0f, 0xc2, 0x08});  // vpalignr xmm0,xmm1,xmm2,8
   ASSERT_EQ(d.status, DecodeStatus::Ok);
   EXPECT_EQ(d.insn.length, 6);
@@ -430,6 +436,10 @@ TEST(X86Decoder, Evex) {
   EXPECT_EQ(d.insn.encoding, Encoding::Evex);
   EXPECT_EQ(d.insn.vex_l, 2);
   EXPECT_EQ(d.insn.map, OpcodeMap::Map0F);
+  EXPECT_EQ(d.insn.vex_rxb, 0);
+  d = run({0x62, 0x61, 0x7c, 0x48, 0x10, 0x00});  // vmovups zmm24,[rax]: EVEX.R and R' set
+  ASSERT_EQ(d.status, DecodeStatus::Ok);
+  EXPECT_EQ(d.insn.vex_rxb, 0b1100);
   d = run({0x62, 0xf1, 0x7c, 0x48, 0x10, 0x40, 0x01});  // disp8 (compressed, raw value kept)
   EXPECT_EQ(d.insn.length, 7);
   EXPECT_EQ(d.insn.disp, 1);

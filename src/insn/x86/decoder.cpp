@@ -398,11 +398,13 @@ DecodeStatus Decoder::decode_vex(bool three_byte) {
   uint8_t last;
   if (three_byte) {
     map = p_[i_ + 1] & 0x1f;
+    out_.vex_rxb = static_cast<uint8_t>((~p_[i_ + 1] >> 5) & 7);
     last = p_[i_ + 2];
     out_.vex_w = (last & 0x80) != 0;
   } else {
     map = 1;
     last = p_[i_ + 1];
+    out_.vex_rxb = static_cast<uint8_t>((~last >> 5) & 4);
   }
   out_.vex_vvvv = static_cast<uint8_t>((~last >> 3) & 0x0f);
   out_.vex_l = (last >> 2) & 1;
@@ -423,6 +425,7 @@ DecodeStatus Decoder::decode_evex() {
   out_.encoding = Encoding::Evex;
   if (!need(4)) return status_;
   const uint8_t p0 = p_[i_ + 1], p1 = p_[i_ + 2], p2 = p_[i_ + 3];
+  out_.vex_rxb = static_cast<uint8_t>(((~p0 >> 5) & 7) | ((p0 & 0x10) ? 0 : 8));
   out_.vex_w = (p1 & 0x80) != 0;
   out_.vex_vvvv = static_cast<uint8_t>(((~p1 >> 3) & 0x0f) | ((p2 & 0x08) ? 0 : 0x10));
   out_.vex_pp = p1 & 3;
@@ -460,6 +463,7 @@ DecodeStatus Decoder::decode_xop() {
   out_.encoding = Encoding::Xop;
   if (!need(3)) return status_;
   const unsigned map = p_[i_ + 1] & 0x1f;
+  out_.vex_rxb = static_cast<uint8_t>((~p_[i_ + 1] >> 5) & 7);
   const uint8_t last = p_[i_ + 2];
   out_.vex_w = (last & 0x80) != 0;
   out_.vex_vvvv = static_cast<uint8_t>((~last >> 3) & 0x0f);

@@ -81,6 +81,8 @@ struct X86Insn {
 
   uint8_t rex = 0;            // REX byte (0x40-0x4f) or 0
   // VEX/EVEX/XOP payload, normalised (R/X/B/R'/V' already un-inverted).
+  uint8_t vex_rxb = 0;        // VEX/XOP/EVEX R, X, B as bits 2, 1, 0 and EVEX R' as bit 3 (un-inverted):
+                              // the register-number extensions that REX carries for legacy encodings
   uint8_t vex_l = 0;          // VEX.L or EVEX.L'L
   bool vex_w = false;
   uint8_t vex_vvvv = 0;       // including EVEX.V' as bit 4
