@@ -93,7 +93,8 @@ std::string check_ok(std::span<const uint8_t> bytes, uint64_t address, const Dec
     return fmt::format("fields end at {} but length is {}: bytes not accounted for", cursor, length);
   }
 
-  if (insn.disp_size != 0 && insn.encoding != Encoding::Evex) {
+  // EVEX disp8 is the raw byte too (the contract leaves the disp8*N scaling to the user).
+  if (insn.disp_size != 0) {
     const uint64_t raw = read_le(bytes, insn.disp_offset, insn.disp_size);
     if (insn.disp != sign_extend(raw, insn.disp_size) && insn.disp != static_cast<int64_t>(raw))
       return fmt::format("displacement value {:#x} does not match its bytes {:#x}", insn.disp, raw);
