@@ -286,6 +286,24 @@ pid_t tracer_of(pid_t pid) {
   return static_cast<pid_t>(std::atoi(status.c_str() + at + 10));
 }
 
+std::vector<pid_t> children_by_ppid(pid_t parent) {
+  std::vector<pid_t> found;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return found;
+  while (dirent* entry = readdir(proc)) {
+    const pid_t pid = std::atoi(entry->d_name);
+    if (pid <= 0) continue;
+    const std::string stat = read_file(fmt::format("/proc/{}/stat", pid));
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    char state = 0;
+    int ppid = 0;
+    if (std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) == 2 && ppid == parent) found.push_back(pid);
+  }
+  closedir(proc);
+  return found;
+}
+
 std::vector<std::string> stopped_or_zombie_children(pid_t parent) {
   std::vector<std::string> found;
   DIR* proc = opendir("/proc");

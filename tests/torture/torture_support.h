@@ -91,6 +91,8 @@ std::vector<uint64_t> instruction_offsets(const std::string& path, const std::st
 
 // Processes whose parent is `parent` that are stopped (T, t) or zombies (Z); "pid state comm".
 std::vector<std::string> stopped_or_zombie_children(pid_t parent);
+// Every live process (zombies included) whose parent is `parent`, found by scanning /proc.
+std::vector<pid_t> children_by_ppid(pid_t parent);
 // The state letter of /proc/PID/stat, or 0 when the process is gone.
 char process_state(pid_t pid);
 // TracerPid of /proc/PID/status, -1 when gone.
