@@ -150,6 +150,34 @@ std::vector<MutatedElf> mutate_elf(const std::vector<uint8_t>& original, uint32_
     }
   }
 
+  // A section placed at the top of the address space with a size-less function symbol inside
+  // it: "address + size" wraps around zero (bounds arithmetic must not).
+  if (is64 && sections_in_file) {
+    for (size_t i = 0; i < shnum; ++i) {
+      const size_t at = static_cast<size_t>(shoff + i * shentsize);
+      const uint32_t type = get<uint32_t>(original, at + offsetof(Elf64_Shdr, sh_type));
+      if (type != SHT_SYMTAB && type != SHT_DYNSYM) continue;
+      const uint64_t offset = get<uint64_t>(original, at + offsetof(Elf64_Shdr, sh_offset));
+      const uint64_t size = get<uint64_t>(original, at + offsetof(Elf64_Shdr, sh_size));
+      const size_t count = static_cast<size_t>(size / sizeof(Elf64_Sym));
+      for (size_t s = 1; s < count; s += 1 + count / 6) {
+        const size_t sym = static_cast<size_t>(offset + s * sizeof(Elf64_Sym));
+        const uint16_t shndx = get<uint16_t>(original, sym + offsetof(Elf64_Sym, st_shndx));
+        if (shndx == 0 || shndx >= shnum) continue;
+        const size_t target = static_cast<size_t>(shoff + shndx * shentsize);
+        for (uint64_t top : {~uint64_t{0} - 0xf, ~uint64_t{0} - 0xfff}) {
+          auto bytes = original;
+          put<uint64_t>(bytes, target + offsetof(Elf64_Shdr, sh_addr), top);
+          put<uint64_t>(bytes, target + offsetof(Elf64_Shdr, sh_flags), SHF_ALLOC | SHF_EXECINSTR);
+          put<uint64_t>(bytes, sym + offsetof(Elf64_Sym, st_value), top + 4);
+          put<uint64_t>(bytes, sym + offsetof(Elf64_Sym, st_size), 0);
+          put<uint8_t>(bytes, sym + offsetof(Elf64_Sym, st_info), ELF64_ST_INFO(STB_GLOBAL, STT_FUNC));
+          out.push_back({fmt::format("shdr[{}].sh_addr={:#x} with sym[{}] inside, no size", shndx, top, s), std::move(bytes)});
+        }
+      }
+    }
+  }
+
   // Random flips, biased towards the headers where structure lives.
   std::mt19937 random(seed);
   for (size_t n = 0; n < count_random; ++n) {
