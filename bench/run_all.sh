@@ -9,6 +9,7 @@
 #   --runs R     runs per configuration, median/min/max over them (default 3)
 #   --quick      N=2000, attach only 1 and 100 probes (a smoke run; not for the README)
 #   --tracers    subset of: untraced kernel_uprobes xprobe bpftrace uftrace ltrace gdb
+#   --results D  write the report into D instead of bench/results (trial runs)
 set -euo pipefail
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$BENCH_DIR/.." && pwd)
@@ -37,7 +38,8 @@ while [ $# -gt 0 ]; do
     --no-attach) DO_ATTACH=0 ;;
     --no-hit) DO_HIT=0 ;;
     --no-throughput) DO_THROUGHPUT=0 ;;
-    *) sed -n '2,12p' "$0" >&2; exit 2 ;;
+    --results) RESULTS=$2; shift ;;
+    *) sed -n '2,13p' "$0" >&2; exit 2 ;;
   esac
   shift
 done
@@ -135,11 +137,12 @@ fi
 
 if [ "$DO_THROUGHPUT" = 1 ] && [[ " ${TRACERS[*]} " == *" xprobe "* ]] && [ "${AVAILABLE[xprobe]}" = ok ]; then
   # As fast as the workload can call (delay 0), then slower offered rates, 1 and 4 threads.
-  RUN=1
-  for threads in 1 4; do
-    for delay in 0 10000 50000; do
-      log "throughput: xprobe threads=$threads delay=${delay}ns N=$((N * 5))"
-      run_peer throughput xprobe "$delay" "$threads" $((N * 5))
+  for RUN in $(seq 1 "$RUNS"); do
+    for threads in 1 4; do
+      for delay in 0 10000 50000; do
+        log "throughput run $RUN/$RUNS: xprobe threads=$threads delay=${delay}ns N=$((N * 5))"
+        run_peer throughput xprobe "$delay" "$threads" $((N * 5))
+      done
     done
   done
 fi
