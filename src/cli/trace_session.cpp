@@ -89,6 +89,8 @@ class TraceSession {
 
  private:
   bool parse_definitions();
+  bool check_named_binaries();
+  void report_unmatched();
   bool open_output();
   bool start_process();
   void rebuild_modules();
@@ -176,7 +178,33 @@ bool TraceSession::parse_definitions() {
     return false;
   }
   for (size_t i = 0; i < definitions_.size(); ++i) pending_.push_back(i);
+  return check_named_binaries();
+}
+
+// A BINARY given as a path must exist and be an object of the traced architecture: said now,
+// before anything starts. (A bare file name may still be loaded later by dlopen.)
+bool TraceSession::check_named_binaries() {
+  for (const probe::ProbeDefinition& definition : definitions_) {
+    const std::string& binary = definition.place.binary;
+    if (binary.find('/') == std::string::npos) continue;
+    auto file = elf_cache_.open(binary);
+    if (!file) {
+      fmt::print(stderr, "xprobe: '{}': {}\n", definition.command, file.error().message);
+      return false;
+    }
+    if ((*file)->arch() != insn::Arch::X86_64) {
+      fmt::print(stderr, "xprobe: '{}': {} is an {} object; xprobe traces x86-64 processes\n", definition.command,
+                 binary, insn::arch_name((*file)->arch()));
+      return false;
+    }
+  }
   return true;
+}
+
+void TraceSession::report_unmatched() {
+  for (size_t index : pending_)
+    fmt::print(stderr, "xprobe: '{}': no object named '{}' was loaded while tracing: the probe never went in\n",
+               definitions_[index].command, definitions_[index].place.binary);
 }
 
 bool TraceSession::open_output() {
@@ -466,6 +494,7 @@ int TraceSession::run() {
 
   auto result = engine_->run();
   print_profile();
+  report_unmatched();
   if (!result) {
     fmt::print(stderr, "xprobe: {}\n", result.error().message);
     return 1;

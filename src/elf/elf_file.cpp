@@ -111,6 +111,16 @@ Result<ElfFile> ElfFile::open(const std::string& path) {
                              sh.sh_size <= image->size() - sh.sh_offset;
     if (sh.sh_flags & SHF_ALLOC) file.sections_.push_back(section);
     if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) symbol_tables.emplace_back(scn, sh);
+    if (sh.sh_type == SHT_DYNAMIC && sh.sh_entsize != 0) {
+      if (Elf_Data* data = elf_getdata(scn, nullptr)) {
+        for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; ++i) {
+          GElf_Dyn dyn;
+          if (gelf_getdyn(data, static_cast<int>(i), &dyn) == nullptr || dyn.d_tag == DT_NULL) break;
+          if (dyn.d_tag != DT_SONAME) continue;
+          if (const char* soname = elf_strptr(elf.get(), sh.sh_link, dyn.d_un.d_val)) file.soname_ = soname;
+        }
+      }
+    }
   }
   // Prefer .symtab; a stripped object has only .dynsym. Both are read so that nothing is lost
   // when .symtab exists but lacks an exported alias.

@@ -52,6 +52,7 @@ class ElfFile {
   const std::string& path() const { return path_; }
   insn::Arch arch() const { return arch_; }
   bool position_independent() const { return position_independent_; }  // ET_DYN: loaded at a bias
+  const std::string& soname() const { return soname_; }  // DT_SONAME, empty when there is none
   const std::vector<Section>& sections() const { return sections_; }
   const std::vector<Symbol>& symbols() const { return symbols_; }
   const std::vector<LoadSegment>& load_segments() const { return segments_; }
@@ -76,6 +77,7 @@ class ElfFile {
   std::string path_;
   insn::Arch arch_ = insn::Arch::X86_64;
   bool position_independent_ = false;
+  std::string soname_;
   std::shared_ptr<const std::vector<uint8_t>> image_;  // the whole file
   std::vector<Section> sections_;
   std::vector<Symbol> symbols_;         // sorted by address

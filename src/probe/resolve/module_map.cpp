@@ -1,5 +1,8 @@
 #include "probe/resolve/module_map.h"
 
+#include <limits.h>
+#include <stdlib.h>
+
 #include <algorithm>
 
 namespace xprobe::probe {
@@ -64,9 +67,18 @@ const LoadedModule* ModuleMap::main_executable() const {
 const LoadedModule* ModuleMap::find(std::string_view name_or_path) const {
   for (const LoadedModule& module : modules_)
     if (module.path == name_or_path) return &module;
-  if (name_or_path.find('/') != std::string_view::npos) return nullptr;
+  if (name_or_path.find('/') != std::string_view::npos) {
+    // The kernel names mapped files by their real path: resolve symlinks (libfoo.so.1 ->
+    // libfoo.so.1.2.3) and relative paths the way it did.
+    char real[PATH_MAX];
+    if (realpath(std::string(name_or_path).c_str(), real) == nullptr) return nullptr;
+    for (const LoadedModule& module : modules_)
+      if (module.path == real) return &module;
+    return nullptr;
+  }
+  // A bare name is the file's name or its DT_SONAME (what ldd and the dynamic linker call it).
   for (const LoadedModule& module : modules_)
-    if (file_name(module.path) == name_or_path) return &module;
+    if (file_name(module.path) == name_or_path || module.elf->soname() == name_or_path) return &module;
   return nullptr;
 }
 
