@@ -360,11 +360,13 @@ TEST(Differential, ZstdAttachTraceDetachCycles) {
       tracer.name = "attach";
       tracer.argv = argv;
       StartedWorkload xprobe = start_workload(tracer, {});
+      // Trace for a random while from the moment the probes are planted (an int3 at pthread_mutex_lock).
+      const bool planted = wait_until_planted(program.pid, kLibc, "pthread_mutex_lock", 20000);
       std::this_thread::sleep_for(std::chrono::milliseconds(20 + random() % 300));
       kill(xprobe.pid, SIGINT);
       const WorkloadRun traced = finish_workload(tracer, xprobe, 60);
       const XprobeStderr split = split_stderr(traced.err);
-      if (traced.status == 0 && split.has_summary) {
+      if (traced.status == 0 && split.has_summary && planted) {
         ++cycles;
         hits += split.total_hits;
         probes = std::max(probes, split.rows.size());
@@ -372,8 +374,10 @@ TEST(Differential, ZstdAttachTraceDetachCycles) {
         ++failed_attaches;
         ADD_FAILURE() << "attach cycle failed while the program ran: status " << traced.status << "\n" << traced.err;
       }
-      // The program must not be left stopped or traced between cycles.
+      // The program must not be left stopped, traced or with a breakpoint between cycles.
       if (process_state(program.pid) != 0 && process_state(program.pid) != 'Z') {
+        const int byte = code_byte(program.pid, kLibc, "pthread_mutex_lock");
+        EXPECT_TRUE(byte != 0xcc) << "an int3 was left in pthread_mutex_lock after detaching";
         EXPECT_NE(process_state(program.pid), 't') << "left in a tracing stop after detach";
         EXPECT_EQ(tracer_of(program.pid), 0) << "still traced after xprobe exited";
       }

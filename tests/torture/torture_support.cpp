@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <climits>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -270,6 +271,50 @@ std::vector<uint64_t> instruction_offsets(const std::string& path, const std::st
     if (address >= symbol_value) offsets.push_back(address - symbol_value);
   }
   return offsets;
+}
+
+int code_byte(pid_t pid, const std::string& object_path, const std::string& symbol) {
+  static std::map<std::pair<std::string, std::string>, uint64_t> values;
+  auto key = std::make_pair(object_path, symbol);
+  if (!values.count(key)) {
+    const auto functions = dynsym_functions(object_path);
+    auto it = functions.find(symbol);
+    if (it == functions.end()) return -1;
+    values[key] = it->second;
+  }
+  char resolved[PATH_MAX];
+  const std::string real = realpath(object_path.c_str(), resolved) != nullptr ? resolved : object_path;
+  // The mapping with file offset 0 of the object: its start is the load bias (PIC objects).
+  std::istringstream maps(read_file(fmt::format("/proc/{}/maps", pid)));
+  std::string line;
+  uint64_t bias = 0;
+  bool found = false;
+  while (std::getline(maps, line)) {
+    std::istringstream fields(line);
+    std::string range, perms, offset, dev, inode, path;
+    if (!(fields >> range >> perms >> offset >> dev >> inode >> path)) continue;
+    if (path != real || std::stoull(offset, nullptr, 16) != 0) continue;
+    bias = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
+    found = true;
+    break;
+  }
+  if (!found) return -1;
+  const int fd = open(fmt::format("/proc/{}/mem", pid).c_str(), O_RDONLY);
+  if (fd < 0) return -1;
+  unsigned char byte = 0;
+  const ssize_t got = pread(fd, &byte, 1, static_cast<off_t>(bias + values[key]));
+  close(fd);
+  return got == 1 ? byte : -1;
+}
+
+bool wait_until_planted(pid_t pid, const std::string& object_path, const std::string& symbol, int timeout_ms) {
+  for (int waited = 0; waited < timeout_ms; waited += 5) {
+    const char state = process_state(pid);
+    if (state == 0 || state == 'Z') return false;
+    if (code_byte(pid, object_path, symbol) == 0xcc) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
 }
 
 char process_state(pid_t pid) {

@@ -89,6 +89,12 @@ std::map<std::string, uint64_t> dynsym_functions(const std::string& path);
 // Offsets from the function's start of every instruction boundary (`xprobe decode FILE SYM`).
 std::vector<uint64_t> instruction_offsets(const std::string& path, const std::string& symbol, uint64_t symbol_value);
 
+// The byte at `symbol` of the mapped object whose path ends in `object_suffix` in `pid`
+// (read through /proc/PID/mem); -1 when unreadable.
+int code_byte(pid_t pid, const std::string& object_path, const std::string& symbol);
+// Waits until that byte is an int3 (0xcc): the probe is planted. False on timeout or exit.
+bool wait_until_planted(pid_t pid, const std::string& object_path, const std::string& symbol, int timeout_ms);
+
 // Processes whose parent is `parent` that are stopped (T, t) or zombies (Z); "pid state comm".
 std::vector<std::string> stopped_or_zombie_children(pid_t parent);
 // Every live process (zombies included) whose parent is `parent`, found by scanning /proc.
