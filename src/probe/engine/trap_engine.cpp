@@ -298,11 +298,11 @@ void TrapEngine::drop_frame(const Frame& frame, bool discarded) {
     if (probe->second->active > 0) --probe->second->active;
     if (discarded && !probe->second->removed) ++probe->second->stats.discarded;
   }
+  // The return site stays planted when its last frame is gone: the same call site returns
+  // there again soon, and re-planting it costs two memory writes per call. A stop at a site
+  // without waiters is stepped over like any other.
   auto site = sites_.find(frame.return_address);
-  if (site != sites_.end() && site->second->return_waiters > 0) {
-    --site->second->return_waiters;
-    release_site_if_unused(frame.return_address);
-  }
+  if (site != sites_.end() && site->second->return_waiters > 0) --site->second->return_waiters;
 }
 
 void TrapEngine::discard_frames_below(pid_t tid, uint64_t rsp) {
