@@ -45,7 +45,7 @@ std::string text_input(size_t lines) {
 Workload gzip_workload() {
   Workload w;
   w.name = "gzip";
-  w.argv = {"/usr/bin/gzip"};
+  w.argv = {"/usr/bin/gzip", "-n"};  // -n: no name and no time stamp in the header (deterministic output)
   w.inputs["input.txt"] = text_input(full_run() ? 40000 : 3000);
   w.stdin_file = "input.txt";
   return w;
@@ -55,7 +55,7 @@ Workload sqlite_workload() {
   Workload w;
   w.name = "sqlite3";
   w.argv = {"/usr/bin/sqlite3", "test.db"};
-  const int rows = full_run() ? 20000 : 1500;
+  const int rows = full_run() ? 4000 : 1500;
   w.inputs["script.sql"] = fmt::format(
       "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, v REAL);\n"
       "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {}) "
@@ -97,7 +97,7 @@ except KeyError as e:
     print("caught", repr(e))
 sys.exit(3)
 )PY",
-                                    full_run() ? 20000 : 300);
+                                    full_run() ? 2000 : 300);
   w.outputs = {"out.json"};
   return w;
 }
@@ -122,6 +122,18 @@ std::vector<std::string> sample(const std::map<std::string, uint64_t>& functions
   const double stride = static_cast<double>(names.size()) / static_cast<double>(limit);
   for (size_t i = 0; i < limit; ++i) picked.push_back(names[static_cast<size_t>(static_cast<double>(i) * stride)]);
   return picked;
+}
+
+// Where two outputs (possibly binary, possibly megabytes) part.
+std::string first_difference(const std::string& traced, const std::string& untraced) {
+  size_t at = 0;
+  while (at < traced.size() && at < untraced.size() && traced[at] == untraced[at]) ++at;
+  if (at == traced.size() && at == untraced.size()) return "identical";
+  auto byte = [](const std::string& text, size_t i) {
+    return i < text.size() ? fmt::format("{:#04x}", static_cast<unsigned char>(text[i])) : std::string("end");
+  };
+  return fmt::format("traced {} bytes, untraced {} bytes, first difference at offset {} ({} vs {})", traced.size(),
+                     untraced.size(), at, byte(traced, at), byte(untraced, at));
 }
 
 struct JsonLines {
@@ -194,10 +206,11 @@ std::string describe_refusals(const ProbeRun& run) {
 void expect_same_behaviour(const Workload& workload, const WorkloadRun& untraced, const ProbeRun& traced) {
   EXPECT_EQ(traced.traced.status, untraced.status) << workload.name << " xprobe stderr:\n"
                                                    << traced.traced.err.substr(0, 4000);
-  EXPECT_EQ(traced.traced.out, untraced.out) << workload.name;
+  EXPECT_TRUE(traced.traced.out == untraced.out) << workload.name << " stdout: " << first_difference(traced.traced.out, untraced.out);
   EXPECT_EQ(traced.diagnostics.program_err, untraced.err) << workload.name;
   for (const auto& [name, contents] : untraced.files)
-    EXPECT_TRUE(traced.traced.files.at(name) == contents) << workload.name << ": output file " << name << " differs";
+    EXPECT_TRUE(traced.traced.files.at(name) == contents)
+        << workload.name << ": output file " << name << ": " << first_difference(traced.traced.files.at(name), contents);
   EXPECT_TRUE(traced.diagnostics.has_summary) << traced.traced.err.substr(0, 4000);
   // JSON lines (ftrace text prints strings raw, newlines included, as the kernel does, so it
   // cannot be counted by line). Every event in the file was counted as a hit, and every hit
@@ -245,7 +258,7 @@ void run_case(const Case& c, int timeout_s) {
   ASSERT_NE(untraced.status, -2) << c.workload.name << " timed out untraced";
   ASSERT_FALSE(c.definitions.empty()) << c.label;
   const auto start = std::chrono::steady_clock::now();
-  const ProbeRun traced = traced_run(c.workload, c.definitions, timeout_s * 6);
+  const ProbeRun traced = traced_run(c.workload, c.definitions, timeout_s * (full_run() ? 20 : 6));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   expect_same_behaviour(c.workload, untraced, traced);
   EXPECT_GT(traced.hits, 0u) << c.label;
