@@ -22,7 +22,7 @@ const std::array<const char*, static_cast<size_t>(GeneratedClass::Count)> kNames
 
 constexpr uint64_t kWindowSize = 4u << 20;
 constexpr int kWindowCount = 4;
-constexpr uint64_t kCasesPerPlacement = 4096;
+constexpr uint64_t kCasesPerPlacement = 1024;
 constexpr uint32_t kNop = 0xd503201f;
 
 // What the simulator may read: the windows' NOP fill under this case's overlay; nothing else.
