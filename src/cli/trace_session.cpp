@@ -1,5 +1,6 @@
 #include "cli/trace_session.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -17,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/event_output.h"
 #include "cli/live_fetch.h"
 #include "probe/definition_parser.h"
 #include "probe/engine/trap_engine.h"
@@ -82,9 +84,7 @@ struct PlantedProbe {
 class TraceSession {
  public:
   explicit TraceSession(const TraceOptions& options) : options_(options) {}
-  ~TraceSession() {
-    if (output_ != nullptr && output_ != stdout) std::fclose(output_);
-  }
+  ~TraceSession() = default;
   int run();
 
  private:
@@ -108,6 +108,7 @@ class TraceSession {
   void emit(trace::EventRecord&& record);
   void print_profile();
   void fail_before_tracing();
+  int wait_for_detached_program();
 
   const TraceOptions& options_;
   std::vector<probe::ProbeDefinition> definitions_;
@@ -124,11 +125,8 @@ class TraceSession {
   std::deque<PlantedProbe> planted_;
   std::optional<probe::engine::ProbeId> rendezvous_;
   uint64_t rendezvous_address_ = 0;
-  FILE* output_ = stdout;
-  bool flush_each_event_ = false;
+  std::unique_ptr<EventOutput> output_;
   trace::FtraceOptions ftrace_options_;
-  uint64_t written_ = 0;
-  uint64_t last_flush_ns_ = 0;
   std::string line_;
 };
 
@@ -209,18 +207,17 @@ void TraceSession::report_unmatched() {
 
 bool TraceSession::open_output() {
   ftrace_options_.irq_info = !options_.no_irq_info;
-  if (options_.output.empty()) {
-    output_ = stdout;
-    flush_each_event_ = isatty(STDOUT_FILENO) != 0;
-  } else {
-    output_ = std::fopen(options_.output.c_str(), "w");
-    if (output_ == nullptr) {
+  int fd = STDOUT_FILENO;
+  bool owns = false;
+  if (!options_.output.empty()) {
+    fd = ::open(options_.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
       fmt::print(stderr, "xprobe: -o {}: cannot open: {}\n", options_.output, std::strerror(errno));
       return false;
     }
+    owns = true;
   }
-  static char buffer[1 << 16];
-  std::setvbuf(output_, buffer, _IOFBF, sizeof buffer);
+  output_ = std::make_unique<EventOutput>(fd, owns, options_.output.empty() && isatty(STDOUT_FILENO) != 0, statistics_);
   return true;
 }
 
@@ -423,28 +420,33 @@ void TraceSession::emit(trace::EventRecord&& record) {
   const trace::Symbolizer symbolize = [&symbolizer](uint64_t address) { return symbolizer.symbolize(address); };
   line_ = options_.format == "json" ? trace::format_json_event(record, catalog_, symbolize) + "\n"
                                     : trace::format_ftrace_event(record, catalog_, symbolize, ftrace_options_);
-  if (std::fwrite(line_.data(), 1, line_.size(), output_) != line_.size()) {
-    // The event could not be written (disk full, closed pipe): counted, never silent.
-    statistics_.counters(record.probe_id).miss();
-    statistics_.add_dropped(1);
-    return;
-  }
-  ++written_;
-  // A terminal sees every event at once; a file or pipe at least every 200 ms, so that
-  // `tail -f` and tests see events flow without a flush per event.
-  if (flush_each_event_ || record.timestamp_ns - last_flush_ns_ > 200'000'000) {
-    std::fflush(output_);
-    last_flush_ns_ = record.timestamp_ns;
-  }
+  output_->write_event(record.probe_id, line_, record.timestamp_ns);
 }
 
 void TraceSession::print_profile() {
-  std::fflush(output_);
+  output_->flush();
   if (options_.summary)
     fmt::print(stderr, "{}", trace::format_summary(catalog_, statistics_));
   else
     fmt::print(stderr, "{}", trace::format_profile(catalog_, statistics_));
   if (statistics_.dropped() != 0) fmt::print(stderr, "xprobe: {} events were dropped\n", statistics_.dropped());
+}
+
+// A program xprobe started is still its child after the detach: it runs on untraced and
+// xprobe ends with its status, as it would have without the interruption. A second SIGINT
+// or SIGTERM leaves it running and returns at once.
+int TraceSession::wait_for_detached_program() {
+  if (!process_->launched()) return 0;
+  const pid_t pid = process_->pid();
+  fmt::print(stderr, "xprobe: detached; process {} runs on untraced, waiting for it (interrupt again to leave it)\n", pid);
+  target::clear_stop_request();
+  for (;;) {
+    int status = 0;
+    const pid_t got = waitpid(pid, &status, 0);
+    if (got == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (got < 0 && errno == EINTR && !target::stop_requested()) continue;
+    return 0;
+  }
 }
 
 void TraceSession::fail_before_tracing() {
@@ -467,6 +469,10 @@ int TraceSession::run() {
   }
   if (!open_output()) return 2;
   if (!start_process()) return 1;
+  // A reader that goes away (| head) must not kill xprobe while the program sits stopped at a
+  // breakpoint: the write fails, its events are counted as dropped. (Set after the launch: an
+  // ignored signal would be inherited by the program across exec.)
+  signal(SIGPIPE, SIG_IGN);
   probe::engine::EngineOptions engine_options;
   engine_options.follow_fork = options_.follow_fork;
   engine_ = std::make_unique<probe::engine::TrapEngine>(*process_, engine_options);
@@ -487,10 +493,8 @@ int TraceSession::run() {
     watch_dynamic_linker();
   });
   if (options_.format != "json") {
-    const std::string header = streaming_header(ftrace_options_);
-    std::fwrite(header.data(), 1, header.size(), output_);
+    output_->write_text(streaming_header(ftrace_options_));
   }
-  if (flush_each_event_) std::fflush(output_);
 
   auto result = engine_->run();
   print_profile();
@@ -502,7 +506,7 @@ int TraceSession::run() {
   switch (result->end) {
     case probe::engine::RunEnd::Exited: return result->exit_status;
     case probe::engine::RunEnd::Killed: return 128 + result->signal;
-    case probe::engine::RunEnd::Detached: return 0;
+    case probe::engine::RunEnd::Detached: return wait_for_detached_program();
   }
   return 0;
 }
