@@ -242,15 +242,17 @@ Refusals refusals_in(const std::vector<std::string>& xprobe_lines, const std::ve
 }
 
 std::map<std::string, uint64_t> dynsym_functions(const std::string& path) {
+  // readelf, not nm: nm's "W" covers weak objects and untyped symbols (data_start) too.
   std::map<std::string, uint64_t> functions;
-  const auto nm = run_command({"nm", "-D", "--defined-only", path}, 60);
-  std::istringstream lines(nm.out);
+  const auto readelf = run_command({"readelf", "--dyn-syms", "-W", path}, 60);
+  std::istringstream lines(readelf.out);
   std::string line;
   while (std::getline(lines, line)) {
+    // "   Num:    Value          Size Type    Bind   Vis      Ndx Name"
     std::istringstream fields(line);
-    std::string value, type, name;
-    if (!(fields >> value >> type >> name)) continue;
-    if (type != "T" && type != "t" && type != "W" && type != "i") continue;
+    std::string num, value, size, type, bind, vis, ndx, name;
+    if (!(fields >> num >> value >> size >> type >> bind >> vis >> ndx >> name)) continue;
+    if (num.empty() || num.back() != ':' || (type != "FUNC" && type != "IFUNC") || ndx == "UND") continue;
     const size_t at = name.find('@');
     if (at != std::string::npos) name.resize(at);
     functions.emplace(name, std::stoull(value, nullptr, 16));

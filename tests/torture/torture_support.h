@@ -83,7 +83,7 @@ struct Refusals {
 };
 Refusals refusals_in(const std::vector<std::string>& xprobe_lines, const std::vector<std::string>& definitions);
 
-// Function symbols of an ELF file's .dynsym (nm -D --defined-only), names without versions,
+// Function symbols (FUNC, IFUNC) of an ELF file's .dynsym (readelf), names without versions,
 // sorted, unique; with their st_value.
 std::map<std::string, uint64_t> dynsym_functions(const std::string& path);
 // Offsets from the function's start of every instruction boundary (`xprobe decode FILE SYM`).
