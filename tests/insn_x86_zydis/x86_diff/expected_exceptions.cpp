@@ -97,14 +97,15 @@ bool amd_rel8_branch_16bit_target(const Comparison& c) {
   return c.insn.rel_target == (full & 0xffff);
 }
 
-// Both refuse: the instruction is longer than 15 bytes and is also undefined. The SDM puts
+// Both refuse: the instruction is (or would be, with the input cut short) longer than 15
+// bytes and is also undefined. The SDM puts
 // both in one priority class ("faults from decoding the next instruction": instruction
 // length > 15 bytes, invalid opcode; vol. 3 §6.9, Table 6-2), so either answer is the
 // processor's.
 bool too_long_and_invalid(const Comparison& c) {
   const bool a = c.ours == DecodeStatus::TooLong && c.zydis.status == DecodeStatus::Invalid;
   const bool b = c.ours == DecodeStatus::Invalid && c.zydis.status == DecodeStatus::TooLong;
-  return (a || b) && c.bytes.size() > 15;
+  return a || b;
 }
 
 // The input ends where Zydis already refuses (an opcode invalid in the mode, a VEX/EVEX/XOP
@@ -171,6 +172,7 @@ bool newer_than_zydis_4_0(const Comparison& c) {
 //   66/F2/F3 0F 37 GETSEC      objdump "data16/repnz/repz getsec"  we decode, Zydis refuses
 //   66 0F AE /0-/5 memory      objdump "data16 fxsave ..."         we decode, Zydis refuses
 //   66/F2 0F 09 WBINVD         objdump (bad)                       we refuse, Zydis decodes
+//   66 0F 01 FD RDPRU          objdump (bad)                       we refuse, Zydis decodes
 // and 0F 0D with mod=11 (PREFETCH group on a register: AMD APM vol. 3 PREFETCH, #UD "the
 // operand was a register"; objdump "prefetch (bad)"): we refuse, Zydis decodes a NOP.
 bool reserved_prefix_as_objdump(const Comparison& c) {
@@ -184,6 +186,7 @@ bool reserved_prefix_as_objdump(const Comparison& c) {
     return we_decode && pfx == 0x66 && s.has_modrm_byte && !s.modrm_is_register() && s.modrm_reg() <= 5;
   if (s.opcode == 0x09) return we_refuse && (pfx == 0x66 || pfx == 0xf2);
   if (s.opcode == 0x0d) return we_refuse && s.has_modrm_byte && s.modrm_is_register();
+  if (s.opcode == 0x01) return we_refuse && s.has_modrm_byte && s.modrm == 0xfd && pfx == 0x66;  // 66 RDPRU
   return false;
 }
 
