@@ -113,7 +113,7 @@ TEST(Faults, SigintOrSigtermAtRandomMomentsLetTheLaunchedProgramFinish) {
 }
 
 TEST(Faults, SigintAtRandomMomentsDetachesFromTheAttachedProgram) {
-  const Workload churn = program_workload("churn", {full_run() ? "120" : "40", "4", "1500"});
+  const Workload churn = program_workload("churn", {full_run() ? "600" : "200", "4", "1500"});
   const WorkloadRun untraced = run_workload(churn, {}, 120);
   ASSERT_EQ(untraced.status, 0);
   std::mt19937 random(99);
