@@ -90,12 +90,13 @@ TEST(Faults, SigintOrSigtermAtRandomMomentsLetTheLaunchedProgramFinish) {
     kill(traced.pid, signal);
     WorkloadRun run = finish_workload(churn, traced, 120);
     SCOPED_TRACE(fmt::format("round {} signal {} after {} ms", round, signal, delay_ms));
-    // xprobe detaches and exits (0) while the program runs on (torture-findings #3: the README
-    // says xprobe waits and exits with the program's status); the program is then ours to wait for.
+    // xprobe detaches, waits for the program and exits with its status (torture-findings #3, fixed);
+    // should it exit first, the program is adopted by us and waited for here.
     const int program_status = wait_for_adopted(traced, run);
     if (program_status != -1) {
       ++detached_early;
       EXPECT_EQ(program_status, untraced.status);
+      ADD_FAILURE() << "xprobe exited before the program it launched (torture-findings #3)";
     }
     // Interrupted before the program ran: killed by the signal, or (torture-findings #7) a launch
     // error. Nothing may be left behind either way (checked below).
