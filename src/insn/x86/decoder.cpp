@@ -304,7 +304,8 @@ inline DecodeStatus Decoder::decode_modrm_and_rest(Entry entry) {
         ((entry.vex_rules & kVexRuleL0) != 0 && out_.vex_l != 0) ||
         ((entry.vex_rules & kVexRuleL1) != 0 && out_.vex_l != 1) ||
         ((entry.vex_rules & kVexRuleW0) != 0 && out_.vex_w) || ((entry.vex_rules & kVexRuleW1) != 0 && !out_.vex_w) ||
-        ((entry.vex_rules & kVexRuleMaskVvvv) != 0 && out_.vex_vvvv >= 8) ||  // k0-k7 only
+        // k0-k7 only; in 32-bit mode vvvv's top bit is ignored (SDM vol. 2 2.3.6), as Zydis has it.
+        ((entry.vex_rules & kVexRuleMaskVvvv) != 0 && out_.vex_vvvv >= 8 && out_.mode == Mode::Long64) ||
         // MOV CRn/DRn: REX.R selects CR8 (with reg = 0) and nothing else (SDM vol. 2 MOV CR/DR).
         ((entry.vex_rules & kRuleNoRexR) != 0 && (out_.rex & 0x04) != 0))
       return invalid();
