@@ -1,6 +1,8 @@
 #include "target/process.h"
 
 #include <gtest/gtest.h>
+
+#include <filesystem>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -170,7 +172,14 @@ TEST(ProcessTest, AttachStopsEveryThreadAndDetachLeavesTheProgramRunningUntouche
     _exit(127);
   }
   close(pipe_fds[1]);
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  // Attach once both threads exist (a fixed sleep is too short on a loaded machine).
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (int waited = 0; waited < 500; ++waited) {
+    size_t count = 0;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(tasks)) ++count;
+    if (count >= 2) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   {
     auto process = Process::attach(pid);
     ASSERT_TRUE(process) << process.error().message;
