@@ -365,6 +365,7 @@ TEST(Differential, ZstdAttachTraceDetachCycles) {
   while (cycles < wanted_cycles && instances < 30) {
     ++instances;
     StartedWorkload program = start_workload(workload, {});
+    ASSERT_TRUE(wait_for_exec(program.pid, workload.argv.front(), 10000));
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
     while (cycles < wanted_cycles && process_state(program.pid) != 0 && process_state(program.pid) != 'Z') {
       std::vector<std::string> argv{xprobe_path(), "trace", "--summary", "-p", std::to_string(program.pid), "-o", "/dev/null"};

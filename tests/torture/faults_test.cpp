@@ -119,6 +119,7 @@ TEST(Faults, SigintAtRandomMomentsDetachesFromTheAttachedProgram) {
   ASSERT_EQ(untraced.status, 0);
   std::mt19937 random(99);
   StartedWorkload running = start_workload(churn, {});
+  ASSERT_TRUE(wait_for_exec(running.pid, churn.argv.front(), 10000));
   int cycles = 0, previous_status = -1;
   std::string previous_err;
   while (process_state(running.pid) != 0 && process_state(running.pid) != 'Z' && cycles < (full_run() ? 40 : 6)) {
@@ -266,21 +267,27 @@ TEST(Faults, SigkillOfXprobeLaunchedAndAttached) {
   const int launched_status = wait_for(children.front(), 10);
   EXPECT_EQ(launched_status, 128 + SIGKILL) << "a launched program must die with its tracer (PTRACE_O_EXITKILL)";
 
-  StartedWorkload attached = start_workload(churn, {});
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  std::vector<std::string> argv{xprobe_path(), "trace", "-o", "/dev/null", "-p", std::to_string(attached.pid), "-e", "p:f/work work"};
+  const Workload long_churn = program_workload("churn", {"400", "4", "1500"});
+  StartedWorkload attached = start_workload(long_churn, {});
+  ASSERT_TRUE(wait_for_exec(attached.pid, long_churn.argv.front(), 10000));
+  std::vector<std::string> argv{xprobe_path(), "trace", "-o", "/dev/null", "-p", std::to_string(attached.pid),
+                                "-e", "p:f/work work", "-e", "p:f/sleep libc.so.6:nanosleep"};
   Workload tracer;
   tracer.name = "attach";
   tracer.argv = argv;
   StartedWorkload xprobe = start_workload(tracer, {});
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  const bool planted = wait_until_planted(attached.pid, "/lib/x86_64-linux-gnu/libc.so.6", "nanosleep", 20000);
+  EXPECT_TRUE(planted) << "the probe never appeared in the program's code";
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   kill(xprobe.pid, SIGKILL);
   finish_workload(tracer, xprobe, 30);
-  const WorkloadRun after = finish_workload(churn, attached, 120);
+  const int left_in_code = code_byte(attached.pid, "/lib/x86_64-linux-gnu/libc.so.6", "nanosleep");
+  const WorkloadRun after = finish_workload(long_churn, attached, 120);
   EXPECT_NE(process_state(attached.pid), 't');
-  record_summary("faults/sigkill", fmt::format("launched program: status {} ({}); attached program: status {} ({})",
+  record_summary("faults/sigkill", fmt::format("launched program: status {} ({}); attached program: int3 {} in its code "
+                                               "after the kill, status {} ({})",
                                                launched_status, launched_status == 137 ? "killed with xprobe" : "?",
-                                               after.status,
+                                               left_in_code == 0xcc ? "left" : left_in_code < 0 ? "unknown (program already dead)" : "not left", after.status,
                                                after.status == 128 + SIGTRAP ? "killed by SIGTRAP at its next hit"
                                                : after.status == 0           ? "ran on to its end"
                                                                              : "other"));

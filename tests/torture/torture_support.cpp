@@ -319,6 +319,18 @@ bool wait_until_planted(pid_t pid, const std::string& object_path, const std::st
   return false;
 }
 
+bool wait_for_exec(pid_t pid, const std::string& path, int timeout_ms) {
+  char resolved[PATH_MAX];
+  const std::string real = realpath(path.c_str(), resolved) != nullptr ? resolved : path;
+  for (int waited = 0; waited < timeout_ms; waited += 2) {
+    char exe[PATH_MAX];
+    const ssize_t n = readlink(fmt::format("/proc/{}/exe", pid).c_str(), exe, sizeof exe - 1);
+    if (n > 0 && std::string(exe, static_cast<size_t>(n)) == real) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return false;
+}
+
 char process_state(pid_t pid) {
   const std::string stat = read_file(fmt::format("/proc/{}/stat", pid));
   const size_t close = stat.rfind(')');

@@ -99,6 +99,8 @@ bool wait_until_planted(pid_t pid, const std::string& object_path, const std::st
 std::vector<std::string> stopped_or_zombie_children(pid_t parent);
 // Every live process (zombies included) whose parent is `parent`, found by scanning /proc.
 std::vector<pid_t> children_by_ppid(pid_t parent);
+// Waits (up to `timeout_ms`) until `pid` runs `path` (its exec after our fork is done).
+bool wait_for_exec(pid_t pid, const std::string& path, int timeout_ms);
 // The state letter of /proc/PID/stat, or 0 when the process is gone.
 char process_state(pid_t pid);
 // TracerPid of /proc/PID/status, -1 when gone.
