@@ -501,6 +501,9 @@ int TraceSession::run() {
   report_unmatched();
   if (!result) {
     fmt::print(stderr, "xprobe: {}\n", result.error().message);
+    // Whatever went wrong, the program must not be left with our breakpoints in it.
+    if (auto undone = engine_->detach(); !undone)
+      fmt::print(stderr, "xprobe: while detaching after that error: {}\n", undone.error().message);
     return 1;
   }
   switch (result->end) {
