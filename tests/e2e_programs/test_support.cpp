@@ -171,4 +171,16 @@ std::string mapped_object(pid_t pid, const std::string& prefix) {
   return "";
 }
 
+RunResult finish_child(int output_fd, pid_t pid) {
+  RunResult result;
+  char buffer[256];
+  ssize_t got;
+  while ((got = ::read(output_fd, buffer, sizeof buffer)) > 0) result.output.append(buffer, static_cast<size_t>(got));
+  ::close(output_fd);
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid) return result;
+  result.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
 }  // namespace xprobe::testing

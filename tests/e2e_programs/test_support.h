@@ -20,6 +20,10 @@ struct RunResult {
 // Runs argv untraced and collects its stdout and exit status.
 RunResult run_untraced(const std::vector<std::string>& argv);
 
+// Reads `output_fd` (a child's stdout) to its end, closes it and reaps child `pid`: what a
+// test compares with run_untraced(). exit_status is -1 when `pid` could not be reaped.
+RunResult finish_child(int output_fd, pid_t pid);
+
 // While alive, file descriptor 1 points at a temporary file (so that a program launched
 // meanwhile writes there); text() reads what was written so far.
 class CapturedStdout {

@@ -333,16 +333,9 @@ TEST(TrapEngineTest, SigintDetachesAndTheAttachedProgramRunsOnUntouched) {
     target::clear_stop_request();
   }
   EXPECT_GT(ticks, 10u);
-  std::string output;
-  char buffer[256];
-  ssize_t got;
-  while ((got = read(pipe_fds[0], buffer, sizeof buffer)) > 0) output.append(buffer, static_cast<size_t>(got));
-  close(pipe_fds[0]);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status)) << status;
-  EXPECT_EQ(WEXITSTATUS(status), untraced.exit_status);
-  EXPECT_EQ(output, untraced.output);
+  const xprobe::testing::RunResult finished = finish_child(pipe_fds[0], pid);
+  EXPECT_EQ(finished.exit_status, untraced.exit_status);
+  EXPECT_EQ(finished.output, untraced.output);
 }
 
 }  // namespace
@@ -490,16 +483,9 @@ TEST(TrapEngineTest, RepeatedAttachTraceDetachCyclesOnABusyMultithreadedProgram)
   }
   EXPECT_GE(cycles, 5);
   EXPECT_GT(total_hits, 20u);
-  std::string output;
-  char buffer[256];
-  ssize_t got;
-  while ((got = read(pipe_fds[0], buffer, sizeof buffer)) > 0) output.append(buffer, static_cast<size_t>(got));
-  close(pipe_fds[0]);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status)) << status;
-  EXPECT_EQ(WEXITSTATUS(status), untraced.exit_status);
-  EXPECT_EQ(output, untraced.output);
+  const xprobe::testing::RunResult finished = finish_child(pipe_fds[0], pid);
+  EXPECT_EQ(finished.exit_status, untraced.exit_status);
+  EXPECT_EQ(finished.output, untraced.output);
 }
 
 }  // namespace
@@ -764,16 +750,9 @@ TEST(TrapEngineTest, DetachWhileThreadsSleepInASyscallRunOutOfLine) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_GT(syscall_hits, 0u);
-  std::string output;
-  char buffer[256];
-  ssize_t got;
-  while ((got = read(pipe_fds[0], buffer, sizeof buffer)) > 0) output.append(buffer, static_cast<size_t>(got));
-  close(pipe_fds[0]);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status)) << status;
-  EXPECT_EQ(WEXITSTATUS(status), untraced.exit_status);
-  EXPECT_EQ(output, untraced.output);
+  const xprobe::testing::RunResult finished = finish_child(pipe_fds[0], pid);
+  EXPECT_EQ(finished.exit_status, untraced.exit_status);
+  EXPECT_EQ(finished.output, untraced.output);
 }
 
 }  // namespace

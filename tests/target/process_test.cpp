@@ -194,16 +194,9 @@ TEST(ProcessTest, AttachStopsEveryThreadAndDetachLeavesTheProgramRunningUntouche
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
     ASSERT_TRUE((*process)->detach());
   }
-  std::string output;
-  char buffer[256];
-  ssize_t got;
-  while ((got = read(pipe_fds[0], buffer, sizeof buffer)) > 0) output.append(buffer, static_cast<size_t>(got));
-  close(pipe_fds[0]);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), untraced.exit_status);
-  EXPECT_EQ(output, untraced.output);
+  const xprobe::testing::RunResult finished = xprobe::testing::finish_child(pipe_fds[0], pid);
+  EXPECT_EQ(finished.exit_status, untraced.exit_status);
+  EXPECT_EQ(finished.output, untraced.output);
 }
 
 TEST(ProcessTest, ClearErrorsForUntraceableTargets) {
@@ -313,15 +306,9 @@ TEST(ProcessTest, AGroupStoppedProgramStaysStoppedThroughAttachAndDetach) {
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(process_state(pid), 'T');
   kill(pid, SIGCONT);
-  std::string output;
-  char buffer[256];
-  ssize_t got;
-  while ((got = read(pipe_fds[0], buffer, sizeof buffer)) > 0) output.append(buffer, static_cast<size_t>(got));
-  close(pipe_fds[0]);
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status)) << status;
-  EXPECT_EQ(WEXITSTATUS(status), untraced.exit_status);
-  EXPECT_EQ(output, untraced.output);
+  const xprobe::testing::RunResult finished = xprobe::testing::finish_child(pipe_fds[0], pid);
+  EXPECT_EQ(finished.exit_status, untraced.exit_status);
+  EXPECT_EQ(finished.output, untraced.output);
 }
 
 }  // namespace
