@@ -64,10 +64,13 @@ Result<std::optional<RawWait>> wait_any(std::optional<pid_t> tid) {
     // A thread that was just resumed usually stops again within microseconds (the next hit).
     // Polling briefly first keeps this CPU awake: in a VM, sleeping and being woken by the
     // other CPU costs more than the whole hit.
+    // A status once reaped is returned whatever else happened meanwhile: a stop request
+    // that arrives with it is honoured by the next call. (Dropping it would leave that
+    // thread in a ptrace-stop nobody knows about: the detach then waits for it forever.)
     pid_t got = 0;
     for (int spin = 0; spin < kPollsBeforeSleeping && got == 0; ++spin) {
       got = ::waitpid(which, &status, __WALL | WNOHANG);
-      if (!tid && g_stop_requested) return std::optional<RawWait>();
+      if (got == 0 && !tid && g_stop_requested) return std::optional<RawWait>();
     }
     if (got == 0) got = ::waitpid(which, &status, __WALL);
     if (got > 0) return std::optional<RawWait>(RawWait{got, status});
