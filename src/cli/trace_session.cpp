@@ -468,7 +468,8 @@ int TraceSession::run() {
     return 2;
   }
   if (!open_output()) return 2;
-  if (!start_process()) return 1;
+  // Interrupted before the program started (it was killed unstarted): the signal's status.
+  if (!start_process()) return target::stop_requested() ? 128 + target::stop_signal() : 1;
   // A reader that goes away (| head) must not kill xprobe while the program sits stopped at a
   // breakpoint: the write fails, its events are counted as dropped. (Set after the launch: an
   // ignored signal would be inherited by the program across exec.)

@@ -191,15 +191,26 @@ Result<std::unique_ptr<Process>> Process::launch(const std::vector<std::string>&
   ::close(error_pipe[1]);
   auto fail = [&](std::string message) -> Result<std::unique_ptr<Process>> {
     ::kill(pid, SIGKILL);
-    int status = 0;
-    while (::waitpid(pid, &status, __WALL) > 0 && !WIFEXITED(status) && !WIFSIGNALED(status)) {
+    for (;;) {
+      int status = 0;
+      const pid_t got = ::waitpid(pid, &status, __WALL);
+      if (got < 0 && errno == EINTR) continue;  // a second SIGINT must not leave a zombie
+      if (got < 0 || WIFEXITED(status) || WIFSIGNALED(status)) break;
     }
     ::close(error_pipe[0]);
     return make_error(std::move(message));
   };
 
   int status = 0;
-  if (::waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status)) return fail("the new process did not stop before exec");
+  pid_t stopped = 0;
+  do {
+    stopped = ::waitpid(pid, &status, WUNTRACED);
+    // SIGINT/SIGTERM reached xprobe (StopSignals) while the child was on its way to its
+    // SIGSTOP: it has run none of the program, so it is killed and that is the whole story.
+    if (stopped < 0 && errno == EINTR && stop_requested()) return fail("interrupted before the program started");
+  } while (stopped < 0 && errno == EINTR);
+  if (stopped != pid || !WIFSTOPPED(status)) return fail("the new process did not stop before exec");
+  if (stop_requested()) return fail("interrupted before the program started");
   long seize_options = kTraceOptions | (options.kill_on_tracer_exit ? PTRACE_O_EXITKILL : 0);
   if (::ptrace(PTRACE_SEIZE, pid, nullptr, seize_options) != 0) {
     return fail(fmt::format("ptrace(PTRACE_SEIZE) of the new process failed: {}", errno_text()));
@@ -763,15 +774,23 @@ Result<int64_t> Process::remote_syscall(pid_t tid, int64_t number, std::span<con
     (void)restore_code();
     return set.error();
   }
-  int deferred_signal = 0;
+  std::vector<int> deferred_signals;
   int result_status = 0;
   for (;;) {
     if (::ptrace(PTRACE_CONT, tid, nullptr, 0) != 0) {
       (void)restore_code();
+      (void)set_registers(tid, *saved);
       return make_error(fmt::format("remote system call: cannot run thread {}: {}", tid, errno_text()));
     }
-    pid_t got = ::waitpid(tid, &result_status, __WALL);
-    if (got < 0 && errno == EINTR) continue;
+    // Wait for the next stop of this thread; an interrupted wait (SIGINT/SIGTERM reached xprobe)
+    // waits again. Only a reaped stop may be resumed: a second PTRACE_CONT here would, if the
+    // thread had meanwhile stopped at the stub's int3, run it on past the int3 into the empty
+    // rest of the slot (torture-findings #6: zstd died of SIGSEGV at stub + 3), and if it had
+    // not, fail and leave the thread with the stub's registers.
+    pid_t got = 0;
+    do {
+      got = ::waitpid(tid, &result_status, __WALL);
+    } while (got < 0 && errno == EINTR);
     if (got < 0 || WIFEXITED(result_status) || WIFSIGNALED(result_status)) {
       if (got > 0) {
         auto gone = classify(tid, result_status);
@@ -785,17 +804,17 @@ Result<int64_t> Process::remote_syscall(pid_t tid, int64_t number, std::span<con
       auto now = get_registers(tid);
       if (now && now->ip() == stub + sizeof kSyscallStub) break;
     }
-    if (ptrace_event == 0 && signal != SIGTRAP) deferred_signal = signal;  // delivered after we are done
+    if (ptrace_event == 0 && signal != SIGTRAP) deferred_signals.push_back(signal);  // delivered after we are done
   }
   auto after = get_registers(tid);
   if (auto restored = restore_code(); !restored) return restored.error();
   if (auto set = set_registers(tid, *saved); !set) return set.error();
   threads_[tid] = ThreadState::Stopped;
-  if (deferred_signal != 0) {
+  for (int deferred : deferred_signals) {
     StopEvent event;
     event.kind = StopKind::Signal;
     event.tid = tid;
-    event.signal = deferred_signal;
+    event.signal = deferred;
     pending_.push_back(event);
   }
   if (!after) return after.error();

@@ -12,7 +12,7 @@
 namespace xprobe::target {
 namespace {
 
-volatile sig_atomic_t g_stop_requested = 0;
+volatile sig_atomic_t g_stop_requested = 0;  // the signal number (SIGINT, SIGTERM), 0 if none
 volatile sig_atomic_t g_wake_tid = 0;
 int g_stop_signals_depth = 0;
 struct sigaction g_previous_int;
@@ -20,9 +20,9 @@ struct sigaction g_previous_term;
 
 // A signal that lands after the flag was checked but before waitpid() blocked would not
 // interrupt it; interrupting a tracee makes it stop, and that stop ends the wait for sure.
-void on_stop_signal(int) {
+void on_stop_signal(int signal) {
   int saved_errno = errno;
-  g_stop_requested = 1;
+  g_stop_requested = signal;
   pid_t wake = g_wake_tid;
   if (wake > 0) ::ptrace(PTRACE_INTERRUPT, wake, nullptr, nullptr);
   errno = saved_errno;
@@ -48,7 +48,8 @@ StopSignals::~StopSignals() {
 }
 
 bool stop_requested() { return g_stop_requested != 0; }
-void request_stop() { g_stop_requested = 1; }
+void request_stop() { g_stop_requested = SIGINT; }
+int stop_signal() { return g_stop_requested; }
 void clear_stop_request() { g_stop_requested = 0; }
 void set_wake_thread(pid_t tid) { g_wake_tid = tid; }
 

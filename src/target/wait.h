@@ -24,6 +24,8 @@ class StopSignals {
 void set_wake_thread(pid_t tid);
 
 bool stop_requested();
+// The signal that requested the stop (SIGINT or SIGTERM; SIGINT for request_stop()), 0 if none.
+int stop_signal();
 void request_stop();        // as if SIGINT had arrived (tests, the CLI)
 void clear_stop_request();
 
