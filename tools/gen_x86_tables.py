@@ -35,26 +35,24 @@ TABLES = [
 def attr_bits(line):
     bits = 0
     for a in line.attrs:
-        b = omap.ATTRS[a]
+        b = omap.ATTRS.get(a)
         if b is not None:
             bits |= 1 << b
     return bits
 
 
-def op_entry(line, modrm_kind):
+def op_entry(line, modrm_kind, rules):
     if line.flow == "invalid":
-        return (KIND_INVALID, 0, 0, 0, 0, 0, 0)
+        return INVALID
     kind = {"prefix": KIND_PREFIX, "escape": KIND_ESCAPE}.get(line.flow, KIND_OP)
     flow = omap.FLOWS.index(line.flow) if line.flow in omap.FLOWS else 0
     bits = attr_bits(line) | (0 if line.any_prefix else MANDATORY_PREFIX_BIT)
-    rules = 0
-    for a in line.attrs:
-        rules |= omap.VEX_RULES.get(a, 0)
     return (kind, modrm_kind, omap.IMM_KINDS.index(line.imm), MODE_BITS[line.mode], flow, rules, bits)
 
 
 MANDATORY_PREFIX_BIT = 1 << 14  # the line names its prefix column: 66/F2/F3 selected the opcode
 INVALID = (KIND_INVALID, 0, 0, 0, 0, 0, 0)
+W_UNDEFINED = 1 << omap.RULE_W_UNDEFINED
 
 
 class Generator:
@@ -62,19 +60,49 @@ class Generator:
         self.index = omap.index(lines)
         self.groups16 = []
         self.groups72 = []
+        # Rule sets: (rule word when W = 0, rule word when W = 1); index 0 = no rules.
+        self.rule_sets = [(0, 0)]
+
+    def rules_index(self, line_w0, line_w1):
+        pair = tuple(line.rule_word() if line is not None else W_UNDEFINED for line in (line_w0, line_w1))
+        if pair == (0, 0):
+            return 0
+        if pair not in self.rule_sets:
+            self.rule_sets.append(pair)
+            if len(self.rule_sets) > 256:
+                raise omap.MapError("more than 256 distinct operand-rule sets: widen Entry::rules")
+        return self.rule_sets.index(pair)
+
+    def merged_entry(self, line_w0, line_w1, modrm_kind):
+        """One entry for the lines selected with W = 0 and W = 1 (either may be None)."""
+        base = line_w0 or line_w1
+        if base is None or base.flow == "invalid":
+            return INVALID
+        for other in (line_w0, line_w1):
+            if other is not None and other is not base and (
+                    other.imm != base.imm or other.mode != base.mode or other.flow != base.flow or
+                    attr_bits(other) != attr_bits(base) or other.any_prefix != base.any_prefix):
+                raise omap.MapError(f"lines {base.number} and {other.number}: W0 and W1 forms of one opcode "
+                                    f"must share immediate, mode, flow and attributes")
+        return op_entry(base, modrm_kind, self.rules_index(line_w0, line_w1))
 
     def sub_entry(self, candidates, modrm_byte):
-        line = omap.resolve(candidates, modrm_byte)
-        if line is None:
+        lines = [omap.resolve(omap.for_w(candidates, w), modrm_byte) for w in (0, 1)]
+        base = lines[0] or lines[1]
+        if base is None:
             return INVALID
-        return op_entry(line, MODRM_KINDS["R"] if line.modrm.endswith(":R") else MODRM_KINDS["r"])
+        return self.merged_entry(lines[0], lines[1], MODRM_KINDS["R"] if base.modrm.endswith(":R") else MODRM_KINDS["r"])
 
     def entry(self, space, opcode, column):
         candidates = self.index.get((space, opcode, column), [])
         if not candidates:
             return INVALID
-        if len(candidates) == 1 and candidates[0].modrm in MODRM_KINDS:
-            return op_entry(candidates[0], MODRM_KINDS[candidates[0].modrm])
+        # One ModRM form for every line (W0/W1 twins included): no group needed.
+        if candidates[0].modrm in MODRM_KINDS and all(c.modrm == candidates[0].modrm for c in candidates):
+            by_w = [omap.for_w(candidates, w) for w in (0, 1)]
+            if all(len(lines) <= 1 for lines in by_w):
+                return self.merged_entry(by_w[0][0] if by_w[0] else None, by_w[1][0] if by_w[1] else None,
+                                         MODRM_KINDS[candidates[0].modrm])
         for c in candidates:
             if not c.has_modrm() or c.modrm == "R":
                 raise omap.MapError(f"line {c.number}: {space} {opcode:02x} mixes a ModRM group with a "
@@ -116,7 +144,6 @@ def main():
     out.append("enum : uint8_t { " + ", ".join("kImm" + (k if k != "-" else "None") for k in omap.IMM_KINDS) + " };")
     out.append("enum : uint8_t { kInvalidIn64 = 1, kInvalidIn32 = 2, kInvalidIn64OnAmd = 4 };")
     out.append("inline constexpr uint16_t kAttrNeedsSib = 1u << 13;")
-    out.append("enum : uint8_t { kVexRuleNoVvvv = 1, kVexRuleL0 = 2, kVexRuleL1 = 4, kVexRuleW0 = 8, kVexRuleW1 = 16, kVexRuleMaskVvvv = 32, kRuleNoRexR = 64 };")
     out.append("inline constexpr uint16_t kAttrLockable = 1u << 15;")
     out.append("inline constexpr uint16_t kAttrMandatoryPrefix = 1u << 14;")
     out.append("struct Entry {")
@@ -125,7 +152,7 @@ def main():
     out.append("  uint8_t imm;    // kImm*")
     out.append("  uint8_t mode;   // kInvalidIn*")
     out.append("  uint8_t flow;   // FlowKind")
-    out.append("  uint8_t vex_rules;  // kVexRule* bits")
+    out.append("  uint8_t rules;  // index into kRuleSets (0: no operand rules)")
     out.append("  uint16_t aux;   // attr:: bits (+ kAttrLockable), or the group index for groups")
     out.append("};")
     out.append("static_assert(sizeof(Entry) == 8);")
@@ -145,6 +172,22 @@ def main():
         for i in range(0, len(entries), 8):
             out.append("  " + ",".join(format_entry(e) for e in entries[i:i + 8]) + ",")
         out.append("};")
+    names = {"nv": "NoVvvv", "kv": "MaskVvvv", "nr": "NoRexR", "kd": "RegIsMask", "gr": "RegIsGpr",
+             "bc": "Broadcast", "er": "RoundingOrSae", "st": "Store", "nk": "NoMasking", "km": "NeedsMask",
+             "nz": "NoZeroing", "gx": "GatherRegisters", "tm": "TileRegisters", "td": "DistinctTiles", "dx": "DestinationDistinct", "wi": "W1AsW0Outside64"}
+    out.append("// Operand-rule bits (opcode_map.txt header), one word per W value.")
+    out.append("enum : uint32_t {")
+    for token, bit in omap.RULE_BITS.items():
+        if token in names:
+            out.append(f"  kRule{names[token]} = 1u << {bit},  // {token}")
+    out.append(f"  kRuleNoVvvvLow = 1u << {omap.RULE_NO_VVVV_LOW},  // nv on a VSIB line")
+    out.append(f"  kRuleWUndefined = 1u << {omap.RULE_W_UNDEFINED},")
+    out.append("};")
+    out.append(f"inline constexpr unsigned kRuleLengthShift = {omap.RULE_LENGTH_SHIFT};  // + L: that length is #UD")
+    out.append(f"inline constexpr uint32_t kRuleSets[{len(gen.rule_sets)}][2] = {{")
+    for w0, w1 in gen.rule_sets:
+        out.append(f"  {{{w0:#x}, {w1:#x}}},")
+    out.append("};")
     for name, groups, width in (("kGroups16", gen.groups16, 16), ("kGroups72", gen.groups72, 72)):
         out.append(f"inline constexpr Entry {name}[{max(len(groups), 1)}][{width}] = {{")
         for g in groups:

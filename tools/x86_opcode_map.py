@@ -16,10 +16,26 @@ FLOWS = ["none", "jmp", "jcc", "call", "ret", "loop", "ijmp", "icall", "int", "s
 NON_INSTRUCTION_FLOWS = ["prefix", "escape", "invalid"]
 # Bit numbers of xprobe::insn::x86::attr (x86_insn.h); lk is internal to the tables.
 ATTRS = {"stack": 0, "priv": 1, "cs": 2, "flags": 5, "serial": 6, "simd": 7, "io": 9, "fsgs": 10,
-         "tsx": 11, "sib": 13, "lk": 15, "w64": None, "nv": None, "L0": None, "L1": None,
-         "W0": None, "W1": None, "kv": None, "nr": None}
-# VEX/EVEX rules, kept in their own byte of the table entry.
-VEX_RULES = {"nv": 1, "L0": 2, "L1": 4, "W0": 8, "W1": 16, "kv": 32, "nr": 64}
+         "tsx": 11, "sib": 13, "lk": 15, "w64": None}
+# Operand rules (the map's header explains each token), bit numbers of the rule word that
+# decoder.cpp checks once the opcode is known. W0/W1 select the half of an entry that a
+# VEX/EVEX/XOP.W value uses; Lnnn (digits 0-2) lists the vector lengths that exist.
+RULE_BITS = {"nv": 0, "kv": 6, "nr": 7, "kd": 8, "gr": 9, "bc": 10, "er": 11, "sae": 11, "st": 12,
+             "nk": 13, "km": 14, "nz": 15, "gx": 16, "tm": 17, "td": 18, "dx": 19, "wi": 20}
+RULE_NO_VVVV_LOW = 1        # VSIB: vvvv must be 1111b, EVEX.V' extends the index register
+RULE_LENGTH_SHIFT = 2       # bits 2-5: vector length L (VEX.L / EVEX.L'L) 0-3 is #UD
+RULE_W_UNDEFINED = 31       # the entry does not exist with this W
+W_TOKENS = ("W0", "W1")
+
+
+def is_length_token(a):
+    return len(a) >= 2 and a[0] == "L" and all(c in "012" for c in a[1:])
+
+
+def is_rule_token(a):
+    return a in RULE_BITS or a in W_TOKENS or is_length_token(a)
+
+
 MODES = ["-", "i64", "o64", "intel64"]
 
 
@@ -36,6 +52,36 @@ class Line:
     flow: str
     attrs: list
     text: str
+
+    def w(self):
+        """0 or 1 when the line exists for that VEX/EVEX/XOP.W only, None when W is ignored."""
+        if "W0" in self.attrs:
+            return 0
+        if "W1" in self.attrs:
+            return 1
+        return None
+
+    def lengths(self):
+        """The vector lengths (VEX.L / EVEX.L'L values) the line exists for."""
+        allowed = [0, 1, 2] if self.space.startswith("evex") else [0, 1]
+        for a in self.attrs:
+            if is_length_token(a):
+                allowed = [int(c) for c in a[1:]]
+        return allowed
+
+    def rule_word(self):
+        """The operand-rule bits decoder.cpp checks for this line (see RULE_BITS)."""
+        word = 0
+        for a in self.attrs:
+            if a in RULE_BITS:
+                word |= 1 << RULE_BITS[a]
+        if "nv" in self.attrs and "sib" in self.attrs and self.space.startswith("evex"):
+            word = (word & ~(1 << RULE_BITS["nv"])) | (1 << RULE_NO_VVVV_LOW)
+        # L'L = 11 is reserved in EVEX (SDM vol. 2 2.7.10): only rounding control may use it.
+        for length in range(4 if self.space.startswith("evex") else 2):
+            if length not in self.lengths():
+                word |= 1 << (RULE_LENGTH_SHIFT + length)
+        return word
 
     def has_modrm(self):
         return self.modrm != "-"
@@ -113,7 +159,7 @@ def parse(path):
                 raise MapError(f"{where}: unknown flow {flow}")
             attr_list = [] if attrs == "-" else attrs.split(",")
             for a in attr_list:
-                if a not in ATTRS:
+                if a not in ATTRS and not is_rule_token(a):
                     raise MapError(f"{where}: unknown attribute {a}")
             if not (modrm in ("-", "r", "m", "x", "R") or modrm.startswith("=") or
                     (modrm.startswith("/") and modrm[1:2] in "01234567" and modrm[2:] in ("", ":m", ":x", ":R"))):
@@ -151,6 +197,11 @@ def resolve(lines_for_column, modrm_byte):
             raise MapError(f"lines {best.number} and {line.number} both match {line.space} {line.opcode:02x} "
                            f"modrm {modrm_byte:02x} with the same specificity")
     return best
+
+
+def for_w(lines, w):
+    """The lines that exist when VEX/EVEX/XOP.W = w (lines without W0/W1 exist for both)."""
+    return [line for line in lines if line.w() in (None, w)]
 
 
 def index(lines):

@@ -53,34 +53,29 @@ def modrm_forms(line, is64):
 
 
 def vector_payloads(space, col, line):
-    """VEX/EVEX/XOP introducer + payload variants (W0/W1 x two vector lengths), vvvv = 1111.
+    """(VEX/EVEX/XOP introducer + payload, W) variants (W0/W1 x two vector lengths), vvvv = 1111.
 
-    objdump, like the processor, refuses W/L values an instruction does not define; the
-    variants make sure at least one form of each entry is a defined one."""
+    objdump, like the processor, refuses W/L values and masking an instruction does not
+    define; the variants keep to what the map says exists (the unit tests check refusals)."""
+    ws = [line.w()] if line.w() is not None else [0, 1]
+    lengths = line.lengths()
     if space in VEX_MAP:
-        for w in (0, 1):
-            if ("W0" in line.attrs and w != 0) or ("W1" in line.attrs and w != 1):
-                continue
-            for vl in (0, 1):
-                if ("L0" in line.attrs and vl != 0) or ("L1" in line.attrs and vl != 1):
-                    continue  # the map says this VEX.L is #UD (the unit tests check a refusal)
-                yield [0xC4, 0xE0 | VEX_MAP[space], (w << 7) | 0x78 | (vl << 2) | col]
+        for w in ws:
+            for vl in lengths:
+                yield [0xC4, 0xE0 | VEX_MAP[space], (w << 7) | 0x78 | (vl << 2) | col], w
     elif space in EVEX_MAP:
-        for w in (0, 1):
-            if ("W0" in line.attrs and w != 0) or ("W1" in line.attrs and w != 1):
-                continue
-            for ll in (2, 0):
-                if "L0" in line.attrs and ll != 0:
-                    continue
-                yield [0x62, 0xF0 | EVEX_MAP[space], (w << 7) | 0x7C | col, 0x08 | (ll << 5)]
-            # Gathers and scatters need a mask other than k0 (SDM vol. 2 VPGATHERDD: #UD if
-            # EVEX.aaa = 000): one variant with k1.
-            yield [0x62, 0xF0 | EVEX_MAP[space], (w << 7) | 0x7C | col, 0x09 | ((0 if "L0" in line.attrs else 2) << 5)]
+        preferred = [ll for ll in (2, 0) if ll in lengths] or lengths[:1]
+        for w in ws:
+            if "km" not in line.attrs:
+                for ll in preferred:
+                    yield [0x62, 0xF0 | EVEX_MAP[space], (w << 7) | 0x7C | col, 0x08 | (ll << 5)], w
+            # Masking with k1 (gathers and scatters need a mask other than k0: SDM vol. 2
+            # VPGATHERDD, #UD if EVEX.aaa = 000), unless the instruction has no {k}.
+            if "nk" not in line.attrs:
+                yield [0x62, 0xF0 | EVEX_MAP[space], (w << 7) | 0x7C | col, 0x09 | (preferred[0] << 5)], w
     elif space in XOP_MAP:
-        for w in (0, 1):
-            if ("W0" in line.attrs and w != 0) or ("W1" in line.attrs and w != 1):
-                continue
-            yield [0x8F, 0xE0 | XOP_MAP[space], (w << 7) | 0x78 | col]
+        for w in ws:
+            yield [0x8F, 0xE0 | XOP_MAP[space], (w << 7) | 0x78 | col], w
 
 
 def encodings(line, is64, index):
@@ -104,8 +99,8 @@ def encodings(line, is64, index):
         elif space == "3dnow":
             opcode_bytes = [0x0F, 0x0F]
         elif space in VEX_MAP or space in EVEX_MAP or space in XOP_MAP:
-            for payload in vector_payloads(space, col, line):
-                for body in with_operands(line, is64, index, col, head, payload + [line.opcode]):
+            for payload, w in vector_payloads(space, col, line):
+                for body in with_operands(line, is64, index, col, head, payload + [line.opcode], w):
                     yield body
             continue
         else:
@@ -123,18 +118,20 @@ def encodings(line, is64, index):
                 yield [0x48] + base + [0x11] * 8
 
 
-def with_operands(line, is64, index, col, head, opcode_bytes):
+def with_operands(line, is64, index, col, head, opcode_bytes, w=0):
     imm = imm_bytes(line.imm, is64, False, False)
     if not line.has_modrm():
         yield head + opcode_bytes + [0x11] * imm
         return
-    candidates = index.get((line.space, line.opcode, col), [])
+    candidates = omap.for_w(index.get((line.space, line.opcode, col), []), w)
     for modrm, extra in modrm_forms(line, is64):
         # Only forms for which this line is the one the map selects (not a more specific one).
         if line.space != "3dnow" and omap.resolve(candidates, modrm) is not line:
             continue
         if "sib" in line.attrs and (modrm & 7) != 4:
             continue  # #UD without a SIB byte (the unit tests check that refusal)
+        if "td" in line.attrs and (modrm & 7) in ((modrm >> 3) & 7, 0):
+            continue  # AMX: the three tile registers must differ (vvvv = 1111b names tmm0)
         body = head + opcode_bytes + [modrm] + extra
         if line.space == "3dnow":
             body.append(line.opcode)

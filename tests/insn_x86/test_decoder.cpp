@@ -462,6 +462,49 @@ TEST(X86Decoder, Evex) {
   EXPECT_EQ(d.insn.map, OpcodeMap::Evex5);
 }
 
+DecodeStatus status_of(std::vector<uint8_t> bytes, const DecoderConfig& config = kAmd64) {
+  return run(std::move(bytes), config).status;
+}
+
+// Per-instruction EVEX operand rules (SDM vol. 2 2.7, Table 2-36, and each instruction's
+// encoding line): each pair is a valid form and the same instruction breaking one rule.
+TEST(X86Decoder, EvexOperandRules) {
+  // EVEX.b with memory: embedded broadcast, only where the source is m32bcst/m64bcst.
+  EXPECT_EQ(status_of({0x62, 0xf1, 0x7c, 0x58, 0x58, 0x00}), DecodeStatus::Ok);  // vaddps zmm0,zmm0,[rax]{1to16}
+  EXPECT_EQ(status_of({0x62, 0xe1, 0xfe, 0x38, 0x6f, 0x4f, 0x01}), DecodeStatus::Invalid);  // vmovdqu64 ..{b}
+  // EVEX.b in a register form: rounding control (L'L is the rounding mode) or SAE only.
+  EXPECT_EQ(status_of({0x62, 0xf1, 0x7c, 0x78, 0x58, 0xc1}), DecodeStatus::Ok);  // vaddps {rz-sae}
+  EXPECT_EQ(status_of({0x62, 0xf1, 0x7c, 0x18, 0x5d, 0xc1}), DecodeStatus::Ok);  // vminps {sae}
+  EXPECT_EQ(status_of({0x62, 0xf1, 0x25, 0x15, 0xfc, 0xc0}), DecodeStatus::Invalid);  // vpaddb: integer, no rounding
+  EXPECT_EQ(status_of({0x62, 0xf1, 0x7e, 0x18, 0xe6, 0xe2}), DecodeStatus::Invalid);  // vcvtdq2pd: exact
+  // {z} never with a memory destination; a register destination may be zeroed.
+  EXPECT_EQ(status_of({0x62, 0xf1, 0xfe, 0x49, 0x7f, 0x00}), DecodeStatus::Ok);       // vmovdqu64 [rax]{k1},zmm0
+  EXPECT_EQ(status_of({0x62, 0xf1, 0xfe, 0xc9, 0x7f, 0x00}), DecodeStatus::Invalid);  // ... {z}
+  EXPECT_EQ(status_of({0x62, 0xf1, 0xfe, 0xc9, 0x7f, 0xc8}), DecodeStatus::Ok);       // zmm0{k1}{z},zmm1
+  // A mask-register destination: k0-k7 only (no EVEX.R/R'), no {z}.
+  EXPECT_EQ(status_of({0x62, 0xf1, 0x7d, 0x48, 0x74, 0xc9}), DecodeStatus::Ok);       // vpcmpeqb k1,zmm0,zmm1
+  EXPECT_EQ(status_of({0x62, 0xf1, 0x7d, 0xc9, 0x74, 0xc9}), DecodeStatus::Invalid);  // ... {k1}{z}
+  EXPECT_EQ(status_of({0x62, 0x71, 0x7d, 0x48, 0x74, 0xc9}), DecodeStatus::Invalid);  // k9
+  // No masking at all: vmovntdq has no {k}.
+  EXPECT_EQ(status_of({0x62, 0xf1, 0x7d, 0x08, 0xe7, 0x17}), DecodeStatus::Ok);
+  EXPECT_EQ(status_of({0x62, 0xf1, 0x7d, 0x09, 0xe7, 0x17}), DecodeStatus::Invalid);
+  // Gathers: a mask other than k0, and the destination differs from the VSIB index.
+  EXPECT_EQ(status_of({0x62, 0xf2, 0x7d, 0x49, 0x90, 0x04, 0x88}), DecodeStatus::Ok);  // vpgatherdd zmm0{k1},[rax+zmm1*4]
+  EXPECT_EQ(status_of({0x62, 0xf2, 0x7d, 0x48, 0x90, 0x04, 0x88}), DecodeStatus::Invalid);  // k0
+  EXPECT_EQ(status_of({0x62, 0xf2, 0x7d, 0x49, 0x90, 0x0c, 0x88}), DecodeStatus::Invalid);  // zmm1{k1},[rax+zmm1*4]
+  // EVEX.W: vpaddd is W0; EVEX.L'L: vbroadcastsd has no 128-bit form.
+  EXPECT_EQ(status_of({0x62, 0xf1, 0x7d, 0x48, 0xfe, 0xc1}), DecodeStatus::Ok);
+  EXPECT_EQ(status_of({0x62, 0xf1, 0xfd, 0x48, 0xfe, 0xc1}), DecodeStatus::Invalid);
+  EXPECT_EQ(status_of({0x62, 0xf2, 0xfd, 0x48, 0x19, 0xc1}), DecodeStatus::Ok);
+  EXPECT_EQ(status_of({0x62, 0xf2, 0xfd, 0x08, 0x19, 0xc1}), DecodeStatus::Invalid);
+  // A general register in ModRM.reg: no EVEX.R' (r16-r31 do not exist).
+  EXPECT_EQ(status_of({0x62, 0xf1, 0xfe, 0x08, 0x2d, 0xc1}), DecodeStatus::Ok);       // vcvtss2si rax,xmm1
+  EXPECT_EQ(status_of({0x62, 0xe1, 0xfe, 0x08, 0x2d, 0xc1}), DecodeStatus::Invalid);
+  // FP16 complex multiply-add: the destination differs from both sources.
+  EXPECT_EQ(status_of({0x62, 0xf6, 0x76, 0x48, 0x56, 0xc2}), DecodeStatus::Ok);       // vfmaddcph zmm0,zmm1,zmm2
+  EXPECT_EQ(status_of({0x62, 0xf6, 0x76, 0x48, 0x56, 0xc0}), DecodeStatus::Invalid);  // zmm0,zmm1,zmm0
+}
+
 // APM vol. 3 1.8: XOP is 8F with map >= 8; POP Ev otherwise.
 TEST(X86Decoder, XopAnd3DNowAndX87) {
   Decoded d = run({0x8f, 0xe9, 0x78, 0x81, 0xc0});  // vfrczps xmm0,xmm0

@@ -98,6 +98,7 @@ class Decoder {
   __attribute__((always_inline)) DecodeStatus decode_modrm_and_rest(tables::Entry entry);
   uint32_t prefix_attributes(tables::Entry entry, FlowKind flow);
   __attribute__((always_inline)) bool decode_memory_operand();
+  bool rules_allow(const uint32_t (&rule_set)[2]) const;
   DecodeStatus decode_vex(bool three_byte);
   DecodeStatus decode_evex();
   DecodeStatus decode_xop();
@@ -270,6 +271,69 @@ uint32_t Decoder::prefix_attributes(tables::Entry entry, FlowKind flow) {
   return attributes;
 }
 
+// The operand rules of opcode_map.txt (see its header). References: SDM vol. 2 2.3.6 (VEX.vvvv
+// 1111b when unused), each instruction's encoding line (VEX/EVEX.L, .W), 2.7 / Tables 2-36 ff.
+// (EVEX.b only with embedded broadcast, rounding or SAE; zeroing never with a memory
+// destination or a mask-register destination; EVEX.L'L = 11 reserved except as rounding
+// control), 2.3.12 / 2.7.8 (VSIB), the exception classes of each instruction (E4NF, E12...),
+// AMD APM vol. 6 for XOP. Mask (k0-k7) and tile (tmm0-tmm7) registers have no encodings for
+// the R/R'/B/X/V extension bits; outside 64-bit mode those bits are ignored.
+bool Decoder::rules_allow(const uint32_t (&rule_set)[2]) const {
+  using namespace tables;
+  uint32_t rules = rule_set[out_.vex_w ? 1 : 0];
+  // Outside 64-bit mode some W1 forms (r/m64 operands) behave as their W0 form.
+  if ((rules & kRuleW1AsW0Outside64) != 0 && !is64_) rules = rule_set[0];
+  if ((rules & kRuleWUndefined) != 0) return false;
+  const bool register_form = out_.has_modrm && out_.modrm_mod() == 3;
+  const unsigned rxb = out_.vex_rxb;
+  bool check_length = true;
+  if (out_.encoding == Encoding::Evex) {
+    if (out_.evex_b) {
+      // Register form: rounding control / SAE, and L'L is the rounding mode (or ignored).
+      if ((rules & (register_form ? kRuleRoundingOrSae : kRuleBroadcast)) == 0) return false;
+      check_length = !register_form;
+    }
+    if (out_.evex_z &&
+        ((rules & (kRuleNoZeroing | kRuleRegIsMask | kRuleNeedsMask)) != 0 || ((rules & kRuleStore) != 0 && !register_form)))
+      return false;
+    if ((rules & (out_.evex_aaa == 0 ? kRuleNeedsMask : kRuleNoMasking)) != 0) return false;
+  }
+  if (check_length && ((rules >> (kRuleLengthShift + out_.vex_l)) & 1) != 0) return false;
+  if ((rules & kRuleNoVvvv) != 0 && out_.vex_vvvv != 0) return false;
+  if ((rules & kRuleNoVvvvLow) != 0 && (out_.vex_vvvv & 0x0f) != 0) return false;
+  if ((rules & kRuleNoRexR) != 0 && (out_.rex & 0x04) != 0) return false;
+  if (is64_) {
+    if ((rules & kRuleMaskVvvv) != 0 && out_.vex_vvvv >= 8) return false;
+    if ((rules & (kRuleRegIsMask | kRuleTileRegisters)) != 0 && (rxb & 0x0c) != 0) return false;  // R, R'
+    if ((rules & kRuleRegIsGpr) != 0 && (rxb & 0x08) != 0) return false;                            // R'
+    if ((rules & kRuleTileRegisters) != 0 && register_form && (rxb & 0x01) != 0) return false;     // B
+    if ((rules & kRuleTileRegisters) != 0 && out_.vex_vvvv >= 8) return false;
+  }
+  if ((rules & kRuleDistinctTiles) != 0) {
+    const unsigned dest = out_.modrm_reg(), src1 = out_.modrm_rm(), src2 = out_.vex_vvvv & 7;
+    if (dest == src1 || dest == src2 || src1 == src2) return false;
+  }
+  if ((rules & kRuleDestinationDistinct) != 0) {
+    const unsigned r = is64_ ? rxb : 0;
+    const unsigned dest = out_.modrm_reg() | ((r & 4) << 1) | ((r & 8) << 1);
+    if (dest == (is64_ ? out_.vex_vvvv : (out_.vex_vvvv & 7))) return false;
+    if (register_form && dest == (out_.modrm_rm() | (is64_ ? ((rxb & 1) << 3) | ((rxb & 2) << 3) : 0))) return false;
+  }
+  if ((rules & kRuleGatherRegisters) != 0 && out_.has_sib) {
+    // Destination, index (and for VEX the mask) must be distinct registers.
+    const unsigned r = is64_ ? rxb : 0;
+    const unsigned dest = out_.modrm_reg() | ((r & 4) << 1) | ((r & 8) << 1);
+    const unsigned v_high = out_.encoding == Encoding::Evex ? (out_.vex_vvvv & 0x10) : 0;
+    const unsigned index = ((out_.sib >> 3) & 7) | ((r & 2) << 2) | v_high;
+    if (dest == index) return false;
+    if (out_.encoding == Encoding::Vex) {
+      const unsigned mask = is64_ ? out_.vex_vvvv : (out_.vex_vvvv & 7);
+      if (mask == dest || mask == index) return false;
+    }
+  }
+  return true;
+}
+
 inline DecodeStatus Decoder::decode_modrm_and_rest(Entry entry) {
   using namespace tables;
   if (entry.kind == kKindInvalid) return invalid();
@@ -297,19 +361,9 @@ inline DecodeStatus Decoder::decode_modrm_and_rest(Entry entry) {
     return invalid();
   }
   if ((entry.mode & mode_invalid_mask_) != 0) return invalid();
-  // VEX.vvvv = 1111b when unused, VEX.L and VEX.W as the instruction defines them (SDM vol. 2
-  // 2.3.6 and the instruction's encoding line, e.g. "VEX.256.66.0F3A.W1 00 /r ib").
-  if (entry.vex_rules != 0) {
-    if (((entry.vex_rules & kVexRuleNoVvvv) != 0 && out_.vex_vvvv != 0) ||
-        ((entry.vex_rules & kVexRuleL0) != 0 && out_.vex_l != 0) ||
-        ((entry.vex_rules & kVexRuleL1) != 0 && out_.vex_l != 1) ||
-        ((entry.vex_rules & kVexRuleW0) != 0 && out_.vex_w) || ((entry.vex_rules & kVexRuleW1) != 0 && !out_.vex_w) ||
-        // k0-k7 only; in 32-bit mode vvvv's top bit is ignored (SDM vol. 2 2.3.6), as Zydis has it.
-        ((entry.vex_rules & kVexRuleMaskVvvv) != 0 && out_.vex_vvvv >= 8 && out_.mode == Mode::Long64) ||
-        // MOV CRn/DRn: REX.R selects CR8 (with reg = 0) and nothing else (SDM vol. 2 MOV CR/DR).
-        ((entry.vex_rules & kRuleNoRexR) != 0 && (out_.rex & 0x04) != 0))
-      return invalid();
-  }
+  // Operand rules of the instruction (VEX/EVEX/XOP vvvv, L, W, EVEX b/z/aaa, mask and tile
+  // registers, MOV CR/DR REX.R): checked once the ModRM (and SIB) byte is known.
+  if (entry.rules != 0 && !rules_allow(kRuleSets[entry.rules])) return invalid();
   // VSIB (gathers/scatters) and AMX tile loads/stores #UD without a SIB byte (SDM vol. 2 2.3.12).
   if ((entry.aux & kAttrNeedsSib) != 0 && !out_.has_sib) return invalid();
   const Prefixes& pf = out_.prefixes;
@@ -448,14 +502,7 @@ DecodeStatus Decoder::decode_evex() {
   out_.opcode = p_[i_];
   out_.opcode_offset = static_cast<uint8_t>(i_);
   ++i_;
-  const DecodeStatus status =
-      decode_modrm_and_rest(tables::kEvex[(static_cast<unsigned>(map_index) * 4 + out_.vex_pp) * 256 + out_.opcode]);
-  // L'L = 11 is reserved, except as rounding control in a register form with EVEX.b (SDM 2.7.10).
-  if (status == DecodeStatus::Ok && out_.vex_l == 3 && !(out_.evex_b && out_.modrm_mod() == 3)) {
-    i_ = out_.opcode_offset;
-    return invalid();
-  }
-  return status;
+  return decode_modrm_and_rest(tables::kEvex[(static_cast<unsigned>(map_index) * 4 + out_.vex_pp) * 256 + out_.opcode]);
 }
 
 // XOP (APM vol. 3 1.8): 8F [R X B mmmmm] [W vvvv L pp], maps 8, 9 and A.

@@ -208,24 +208,56 @@ bool padlock_without_rep(const Comparison& c) {
 // NOT a case where xprobe is right: a known gap of xprobe's decoder, tracked here so that the
 // suite stays green while it is open, and narrow enough that nothing else hides behind it.
 // xprobe accepts vector encodings whose operand rules make the processor raise #UD, with the
-// same length (the boundaries the safety checker relies on are right): EVEX.b without
-// broadcast or embedded rounding, {z} or masking where the instruction allows none, k8-k15
-// named through R/R'/B, EVEX W and L'L rules per instruction (SDM vol. 2 §2.7, Tables 2-36..
-// 2-50 "exception class" conditions); VEX mask-register instructions naming k8+ (SDM vol. 2
-// §2.3.12); XOP W/L rules (AMD APM vol. 6). Closing it means per-entry rules in the opcode map.
+// same length (the boundaries the safety checker relies on are right): VEX mask-register
+// instructions naming k8+ (SDM vol. 2 §2.3.12), AVX-NE-CONVERT W/prefix forms; XOP W/L rules
+// (AMD APM vol. 6). EVEX rules are in the opcode map now. Closing it means per-entry rules.
 bool known_gap_vector_operand_rules(const Comparison& c) {
   const RawShape& s = c.shape;
-  // Input cut inside such an instruction: we wait for the rest (Truncated), Zydis refuses.
-  if (c.ours == DecodeStatus::Truncated && c.zydis.status == DecodeStatus::Invalid && s.encoding == RawEncoding::Evex)
-    return true;
   if (c.ours != DecodeStatus::Ok || c.zydis.status != DecodeStatus::Invalid) return false;
-  if (s.encoding == RawEncoding::Evex || s.encoding == RawEncoding::Xop) return true;
+  if (s.encoding == RawEncoding::Xop) return true;
   if (s.encoding != RawEncoding::Vex2 && s.encoding != RawEncoding::Vex3) return false;
   const uint8_t op = s.opcode;
   const bool mask_op = s.map == 1 && ((op >= 0x41 && op <= 0x4b) || (op >= 0x90 && op <= 0x93) || op == 0x98 || op == 0x99);
   // AVX-NE-CONVERT's W0-only and prefix-restricted forms (VEX.0F38 72, B0, B1).
   const bool ne_convert = s.map == 2 && (op == 0x72 || op == 0xb0 || op == 0xb1);
   return mask_op || ne_convert;
+}
+
+// EVEX.b = 1 in the register form of VCVTDQ2PD (EVEX.F3.0F.W0 E6) and VCVTUDQ2PD
+// (EVEX.F3.0F.W0 7A): these conversions are exact, their encodings carry neither {er} nor
+// {sae} ("VCVTDQ2PD zmm1 {k1}{z}, ymm2/m256/m32bcst"), and SDM vol. 2 §2.7.11 Table 2-36 says
+// EVEX.b must then be 0, otherwise #UD. objdump 2.40 marks the operand "{rn-bad}"; Zydis 4.0
+// accepts it.
+//
+// Likewise VCVTSI2SD and VCVTUSI2SD from a 32-bit source (EVEX.F2.0F.W0 2A / 7B: "xmm2,
+// r/m32", no {er}; their W1 forms from r/m64 have {er}, but outside 64-bit mode W1 is
+// ignored and they are the W0 forms). objdump 2.40: {rn-bad}; Zydis ignores EVEX.b there.
+bool evex_b_on_exact_conversion(const Comparison& c) {
+  const RawShape& s = c.shape;
+  if (!ours_invalid_zydis_ok(c) || s.encoding != RawEncoding::Evex || s.map != 1) return false;
+  if (!s.has_modrm_byte || !s.modrm_is_register()) return false;
+  const bool packed = s.pp == 2 && !s.w && (s.opcode == 0xe6 || s.opcode == 0x7a);
+  const bool scalar = s.pp == 3 && (!s.w || c.config.mode == Mode::Protected32) && (s.opcode == 0x2a || s.opcode == 0x7b);
+  if (!packed && !scalar) return false;
+  const uint8_t p2 = c.bytes[s.opcode_offset - 1];
+  return (p2 & 0x10) != 0;
+}
+
+// AVX512-FP16 conversions between a general register and a half-precision scalar with
+// EVEX.W1 (r/m64 / r64) outside 64-bit mode: VCVTSI2SH, VCVTUSI2SH (EVEX.F3.MAP5 2A, 7B),
+// VCVTSH2SI, VCVTTSH2SI, VCVTSH2USI, VCVTTSH2USI (2D, 2C, 79, 78). We decode them as the W0
+// form, as the SDM says of the same conversions in map 1 (VCVTSI2SS... "EVEX.W1 in non-64
+// bit is ignored; the instructions behaves as if the W0 version is used") and as objdump
+// 2.40 decodes them; Zydis 4.0 refuses. Same length either way.
+bool fp16_gpr_conversion_w1_outside_64(const Comparison& c) {
+  const RawShape& s = c.shape;
+  if (c.ours != DecodeStatus::Ok || c.zydis.zydis_status != ZYDIS_STATUS_DECODING_ERROR) return false;
+  if (c.config.mode != Mode::Protected32 || s.encoding != RawEncoding::Evex || s.map != 5 || s.pp != 2 || !s.w)
+    return false;
+  switch (s.opcode) {
+    case 0x2a: case 0x2c: case 0x2d: case 0x78: case 0x79: case 0x7b: return true;
+    default: return false;
+  }
 }
 
 }  // namespace
@@ -265,10 +297,15 @@ const std::vector<ExpectedException>& expected_exceptions() {
        Mode::Long64, Vendor::Intel, "48 db e5 6e 1c 35 85 78 e0 5b 92 67 a7 b4 9d 65"},
       {"VIA PadLock (montmul, xsha*, xcrypt-*) without REP", "objdump 2.40 decodes them without F3; Zydis 4.0 needs F3",
        padlock_without_rep, Mode::Long64, Vendor::Intel, "0f a6 c0 8a e1 c2 f9 f2 a3 d0 28 cd cc 5d 9a 2f"},
-      {"KNOWN GAP (xprobe is wrong): vector operand rules not enforced (EVEX b/z/mask/k8+/W/L'L, VEX k8+ and "
-       "AVX-NE-CONVERT W/prefix, XOP W/L)",
-       "SDM vol. 2 §2.3.12, §2.7; AMD APM vol. 6; the length is right, validity is not", known_gap_vector_operand_rules,
-       Mode::Long64, Vendor::Amd, "62 33 7d 20 3f de 00 cf e2 6b ed f7 48 05 b9 a7"},
+      {"KNOWN GAP (xprobe is wrong): vector operand rules not enforced (VEX k8+ and AVX-NE-CONVERT W/prefix, XOP W/L)",
+       "SDM vol. 2 §2.3.12; AMD APM vol. 6; the length is right, validity is not", known_gap_vector_operand_rules,
+       Mode::Long64, Vendor::Amd, "c5 75 4b c0 90 90 90 90 90 90 90 90 90 90 90 90"},
+      {"EVEX.b in the register form of exact conversions (VCVT[U]DQ2PD, VCVT[U]SI2SD from r/m32)",
+       "SDM vol. 2 §2.7.11 Table 2-36 (EVEX.b must be 0 otherwise #UD); objdump 2.40: {rn-bad}",
+       evex_b_on_exact_conversion, Mode::Protected32, Vendor::Amd, "62 f1 7e f9 e6 e2 3b a4 09 bb 1d b6 4f 38 5e 38"},
+      {"AVX512-FP16 GPR conversions with EVEX.W1 outside 64-bit mode: decoded as W0",
+       "SDM vol. 2 VCVTSI2SS/VCVTSI2SD note (W1 ignored outside 64-bit mode); objdump 2.40 decodes them",
+       fp16_gpr_conversion_w1_outside_64, Mode::Protected32, Vendor::Amd, "62 d5 8e 28 7b 1d 6e a2 ae b2 5b 07 d1 3d 35 d7"},
   };
   return exceptions;
 }
