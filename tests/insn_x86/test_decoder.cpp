@@ -505,6 +505,26 @@ TEST(X86Decoder, EvexOperandRules) {
   EXPECT_EQ(status_of({0x62, 0xf6, 0x76, 0x48, 0x56, 0xc0}), DecodeStatus::Invalid);  // zmm0,zmm1,zmm0
 }
 
+// VEX operand rules beyond vvvv/L (SDM vol. 2 2.3.12 and the instructions' pages).
+TEST(X86Decoder, VexOperandRules) {
+  EXPECT_EQ(status_of({0xc5, 0xf5, 0x4b, 0xc2}), DecodeStatus::Ok);        // kunpckbw k0,k1,k2
+  EXPECT_EQ(status_of({0xc5, 0x75, 0x4b, 0xc2}), DecodeStatus::Invalid);   // VEX.R: k8
+  EXPECT_EQ(status_of({0xc4, 0xe1, 0xf5, 0x4b, 0xc2}), DecodeStatus::Invalid);  // kunpckbw is W0 only
+  EXPECT_EQ(status_of({0xc4, 0xe1, 0xf4, 0x4b, 0xc2}), DecodeStatus::Ok);  // kunpckdq (NP W1)
+  EXPECT_EQ(status_of({0xc4, 0xe2, 0x79, 0xb1, 0x00}), DecodeStatus::Ok);       // vbcstnesh2ps xmm0,[rax]
+  EXPECT_EQ(status_of({0xc4, 0xe2, 0x78, 0xb1, 0x00}), DecodeStatus::Invalid);  // NP B1 does not exist
+  EXPECT_EQ(status_of({0xc4, 0xe2, 0x7d, 0x1a, 0x00}), DecodeStatus::Ok);       // vbroadcastf128 ymm0,[rax]
+  EXPECT_EQ(status_of({0xc4, 0xe2, 0x7d, 0x1a, 0xc1}), DecodeStatus::Invalid);  // no register source
+  // VEX gathers: destination, index and mask are three different registers.
+  EXPECT_EQ(status_of({0xc4, 0xe2, 0x69, 0x90, 0x04, 0x88}), DecodeStatus::Ok);       // vpgatherdd xmm0,[rax+xmm1*4],xmm2
+  EXPECT_EQ(status_of({0xc4, 0xe2, 0x79, 0x90, 0x04, 0x88}), DecodeStatus::Invalid);  // mask xmm0 = destination
+  // AMX: tmm0-tmm7, three different tiles, W0.
+  EXPECT_EQ(status_of({0xc4, 0xe2, 0x6b, 0x5e, 0xc1}), DecodeStatus::Ok);       // tdpbssd tmm0,tmm1,tmm2
+  EXPECT_EQ(status_of({0xc4, 0xe2, 0x6b, 0x5e, 0xc2}), DecodeStatus::Invalid);  // tmm0,tmm2,tmm2
+  EXPECT_EQ(status_of({0xc4, 0xe2, 0xeb, 0x5e, 0xc1}), DecodeStatus::Invalid);  // W1
+  EXPECT_EQ(status_of({0xc4, 0x62, 0x6b, 0x5e, 0xc1}), DecodeStatus::Invalid);  // VEX.R: tmm8
+}
+
 // APM vol. 3 1.8: XOP is 8F with map >= 8; POP Ev otherwise.
 TEST(X86Decoder, XopAnd3DNowAndX87) {
   Decoded d = run({0x8f, 0xe9, 0x78, 0x81, 0xc0});  // vfrczps xmm0,xmm0
