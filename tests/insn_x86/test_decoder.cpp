@@ -505,8 +505,8 @@ TEST(X86Decoder, EvexOperandRules) {
   EXPECT_EQ(status_of({0x62, 0xf6, 0x76, 0x48, 0x56, 0xc0}), DecodeStatus::Invalid);  // zmm0,zmm1,zmm0
 }
 
-// VEX operand rules beyond vvvv/L (SDM vol. 2 2.3.12 and the instructions' pages).
-TEST(X86Decoder, VexOperandRules) {
+// VEX and XOP operand rules beyond vvvv/L (SDM vol. 2 2.3.12 and the instructions' pages).
+TEST(X86Decoder, VexAndXopOperandRules) {
   EXPECT_EQ(status_of({0xc5, 0xf5, 0x4b, 0xc2}), DecodeStatus::Ok);        // kunpckbw k0,k1,k2
   EXPECT_EQ(status_of({0xc5, 0x75, 0x4b, 0xc2}), DecodeStatus::Invalid);   // VEX.R: k8
   EXPECT_EQ(status_of({0xc4, 0xe1, 0xf5, 0x4b, 0xc2}), DecodeStatus::Invalid);  // kunpckbw is W0 only
@@ -523,6 +523,9 @@ TEST(X86Decoder, VexOperandRules) {
   EXPECT_EQ(status_of({0xc4, 0xe2, 0x6b, 0x5e, 0xc2}), DecodeStatus::Invalid);  // tmm0,tmm2,tmm2
   EXPECT_EQ(status_of({0xc4, 0xe2, 0xeb, 0x5e, 0xc1}), DecodeStatus::Invalid);  // W1
   EXPECT_EQ(status_of({0xc4, 0x62, 0x6b, 0x5e, 0xc1}), DecodeStatus::Invalid);  // VEX.R: tmm8
+  // XOP: vpperm is XOP.128 only (AMD APM vol. 6 VPPERM).
+  EXPECT_EQ(status_of({0x8f, 0xe8, 0x78, 0xa3, 0xc1, 0x20}), DecodeStatus::Ok);
+  EXPECT_EQ(status_of({0x8f, 0xe8, 0x7c, 0xa3, 0xc1, 0x20}), DecodeStatus::Invalid);
 }
 
 // APM vol. 3 1.8: XOP is 8F with map >= 8; POP Ev otherwise.

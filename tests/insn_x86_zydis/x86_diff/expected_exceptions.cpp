@@ -205,14 +205,6 @@ bool padlock_without_rep(const Comparison& c) {
   return false;
 }
 
-// NOT a case where xprobe is right: a known gap of xprobe's decoder, tracked here so that the
-// suite stays green while it is open, and narrow enough that nothing else hides behind it.
-// xprobe accepts XOP encodings whose W/L/vvvv rules make the processor raise #UD, with the
-// same length (AMD APM vol. 6). Closing it means per-entry rules in the opcode map.
-bool known_gap_vector_operand_rules(const Comparison& c) {
-  return c.ours == DecodeStatus::Ok && c.zydis.status == DecodeStatus::Invalid && c.shape.encoding == RawEncoding::Xop;
-}
-
 // EVEX.b = 1 in the register form of VCVTDQ2PD (EVEX.F3.0F.W0 E6) and VCVTUDQ2PD
 // (EVEX.F3.0F.W0 7A): these conversions are exact, their encodings carry neither {er} nor
 // {sae} ("VCVTDQ2PD zmm1 {k1}{z}, ymm2/m256/m32bcst"), and SDM vol. 2 §2.7.11 Table 2-36 says
@@ -287,9 +279,6 @@ const std::vector<ExpectedException>& expected_exceptions() {
        Mode::Long64, Vendor::Intel, "48 db e5 6e 1c 35 85 78 e0 5b 92 67 a7 b4 9d 65"},
       {"VIA PadLock (montmul, xsha*, xcrypt-*) without REP", "objdump 2.40 decodes them without F3; Zydis 4.0 needs F3",
        padlock_without_rep, Mode::Long64, Vendor::Intel, "0f a6 c0 8a e1 c2 f9 f2 a3 d0 28 cd cc 5d 9a 2f"},
-      {"KNOWN GAP (xprobe is wrong): XOP operand rules not enforced (W/L/vvvv)",
-       "AMD APM vol. 6; the length is right, validity is not", known_gap_vector_operand_rules, Mode::Long64,
-       Vendor::Amd, "8f e8 7c a3 c1 20 90 90 90 90 90 90 90 90 90 90"},
       {"EVEX.b in the register form of exact conversions (VCVT[U]DQ2PD, VCVT[U]SI2SD from r/m32)",
        "SDM vol. 2 §2.7.11 Table 2-36 (EVEX.b must be 0 otherwise #UD); objdump 2.40: {rn-bad}",
        evex_b_on_exact_conversion, Mode::Protected32, Vendor::Amd, "62 f1 7e f9 e6 e2 3b a4 09 bb 1d b6 4f 38 5e 38"},
