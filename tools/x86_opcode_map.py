@@ -11,7 +11,7 @@ SPACES = ["1b", "0f", "0f38", "0f3a", "3dnow",
           "evex0f", "evex0f38", "evex0f3a", "evex5", "evex6",
           "xop8", "xop9", "xopa"]
 PREFIX_COLUMNS = ["np", "66", "f3", "f2"]  # index == VEX/EVEX pp field
-IMM_KINDS = ["-", "Ib", "Iw", "Id", "Iz", "Iv", "IwIb", "IbIb", "Ap", "Ov", "Jb", "Jz"]
+IMM_KINDS = ["-", "Ib", "Iw", "Id", "Iz", "Iv", "IwIb", "IbIb", "Ap", "Ov", "Jb", "Jz", "Jo"]
 FLOWS = ["none", "jmp", "jcc", "call", "ret", "loop", "ijmp", "icall", "int", "syscall", "iret", "far", "ud"]
 NON_INSTRUCTION_FLOWS = ["prefix", "escape", "invalid"]
 # Bit numbers of xprobe::insn::x86::attr (x86_insn.h); lk is internal to the tables.

@@ -26,7 +26,7 @@ def imm_bytes(kind, is64, opsize16, rexw, addr16=False):
     return {
         "-": 0, "Ib": 1, "Iw": 2, "Id": 4, "Iz": osz, "Iv": 8 if rexw else osz,
         "IwIb": 3, "IbIb": 2, "Ap": osz + 2, "Ov": (8 if is64 else 4), "Jb": 1,
-        "Jz": 4 if (is64 or not opsize16) else 2,
+        "Jz": 4 if (is64 or not opsize16) else 2, "Jo": 2 if opsize16 and not rexw else 4,
     }[kind]
 
 

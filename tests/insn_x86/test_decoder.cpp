@@ -528,6 +528,22 @@ TEST(X86Decoder, VexAndXopOperandRules) {
   EXPECT_EQ(status_of({0x8f, 0xe8, 0x7c, 0xa3, 0xc1, 0x20}), DecodeStatus::Invalid);
 }
 
+// XBEGIN takes rel16 with 66 in 64-bit mode too, for every vendor (SDM vol. 2 XBEGIN: "C7 F8
+// XBEGIN rel16" valid in 64-bit mode); the fallback address is RIP + rel16, never truncated to
+// 16 bits ("unlike a near jump to a relative offset").
+TEST(X86Decoder, XbeginRel16In64BitMode) {
+  Decoded d = run({0x66, 0xc7, 0xf8, 0x10, 0x00}, kIntel64);
+  ASSERT_EQ(d.status, DecodeStatus::Ok);
+  EXPECT_EQ(d.insn.length, 5);
+  EXPECT_EQ(d.insn.imm_size, 2);
+  EXPECT_EQ(d.insn.rel_target, 0x401000u + 5 + 0x10);
+  EXPECT_EQ(length_of({0xc7, 0xf8, 0x10, 0x00, 0x00, 0x00}), 6);
+  EXPECT_EQ(length_of({0x66, 0x48, 0xc7, 0xf8, 0x10, 0x00, 0x00, 0x00}), 8);  // REX.W: rel32
+  d = run({0x66, 0xc7, 0xf8, 0x10, 0x00}, kAmd32, 0x40fff0);
+  ASSERT_EQ(d.status, DecodeStatus::Ok);
+  EXPECT_EQ(d.insn.rel_target, 0x40fff0u + 5 + 0x10);
+}
+
 // APM vol. 3 1.8: XOP is 8F with map >= 8; POP Ev otherwise.
 TEST(X86Decoder, XopAnd3DNowAndX87) {
   Decoded d = run({0x8f, 0xe9, 0x78, 0x81, 0xc0});  // vfrczps xmm0,xmm0

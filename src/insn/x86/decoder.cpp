@@ -407,6 +407,13 @@ inline DecodeStatus Decoder::decode_modrm_and_rest(Entry entry) {
       imm_size = entry.imm == kImmJb ? 1 : (branch16 ? 2 : 4);
       break;
     }
+    case kImmJo:
+      // XBEGIN: rel16 with 66 in every mode and for every vendor (SDM vol. 2 XBEGIN, "C7 F8
+      // XBEGIN rel16", valid in 64-bit mode), and the fallback address is not truncated
+      // ("Use of the 16-bit operand size does not cause this address to be truncated").
+      relative = true;
+      imm_size = operand_size_16() ? 2 : 4;
+      break;
     default: break;
   }
   if (imm_size != 0) {

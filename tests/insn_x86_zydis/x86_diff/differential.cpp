@@ -59,6 +59,7 @@ insn::x86::FlowKind zydis_flow(const ZydisDecodedInstruction& z) {
     case ZYDIS_MNEMONIC_SYSCALL: case ZYDIS_MNEMONIC_SYSENTER: case ZYDIS_MNEMONIC_SYSEXIT: case ZYDIS_MNEMONIC_SYSRET:
       return FlowKind::Syscall;
     case ZYDIS_MNEMONIC_IRET: case ZYDIS_MNEMONIC_IRETD: case ZYDIS_MNEMONIC_IRETQ:
+    case ZYDIS_MNEMONIC_UIRET:  // pops RIP, RFLAGS and RSP like IRET (SDM vol. 2 UIRET)
       return FlowKind::Iret;
     case ZYDIS_MNEMONIC_UD0: case ZYDIS_MNEMONIC_UD1: case ZYDIS_MNEMONIC_UD2:
       return FlowKind::Ud;

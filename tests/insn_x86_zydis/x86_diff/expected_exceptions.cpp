@@ -97,6 +97,20 @@ bool amd_rel8_branch_16bit_target(const Comparison& c) {
   return c.insn.rel_target == (full & 0xffff);
 }
 
+// XBEGIN with 66 (rel16): the fallback address is RIP + SignExtend(rel16), not truncated
+// (SDM vol. 2 XBEGIN: "Use of the 16-bit operand size does not cause this address to be
+// truncated to 16 bits, unlike a near jump to a relative offset"). Zydis truncates it.
+bool xbegin_rel16_target(const Comparison& c) {
+  const RawShape& s = c.shape;
+  if (c.ours != DecodeStatus::Ok || c.zydis.status != DecodeStatus::Ok || c.insn.length != c.zydis.length) return false;
+  if (c.field_mismatch() != "rel-target" || s.encoding != RawEncoding::Legacy || s.map != 0 || s.opcode != 0xc7)
+    return false;
+  if (!s.has_modrm_byte || s.modrm != 0xf8 || c.insn.imm_size != 2) return false;
+  uint64_t full = c.insn.address + c.insn.length + static_cast<uint64_t>(c.insn.imm);
+  if (c.config.mode == Mode::Protected32) full &= 0xffffffff;
+  return c.insn.rel_target == full;
+}
+
 // Both refuse: the instruction is (or would be, with the input cut short) longer than 15
 // bytes and is also undefined. The SDM puts
 // both in one priority class ("faults from decoding the next instruction": instruction
@@ -105,7 +119,11 @@ bool amd_rel8_branch_16bit_target(const Comparison& c) {
 bool too_long_and_invalid(const Comparison& c) {
   const bool a = c.ours == DecodeStatus::TooLong && c.zydis.status == DecodeStatus::Invalid;
   const bool b = c.ours == DecodeStatus::Invalid && c.zydis.status == DecodeStatus::TooLong;
-  return a || b;
+  // The input ends and what is there can only become longer than 15 bytes (e.g. 12 prefixes
+  // and an EVEX introducer): we say TooLong, Zydis wants more bytes. Every continuation checked.
+  const bool cut = c.ours == DecodeStatus::TooLong && c.zydis.status == DecodeStatus::Truncated &&
+                   c.bytes.size() < 15 && every_continuation_invalid(c);
+  return a || b || cut;
 }
 
 // The input ends where Zydis already refuses (an opcode invalid in the mode, a VEX/EVEX/XOP
@@ -124,16 +142,20 @@ bool amd_long_mode_sysenter(const Comparison& c) {
          (c.shape.opcode == 0x34 || c.shape.opcode == 0x35);
 }
 
-// MPX (0F 1A/1B) naming BND4-BND15: #UD only "when Intel MPX is enabled" (SDM vol. 2 BNDCL,
-// BNDMK, BNDMOV, BNDLDX, BNDSTX: #UD conditions); otherwise, on every current processor,
-// these are hint NOPs of the same length. objdump 2.40 decodes them ("bndstx (bad),...").
+// MPX (0F 1A/1B) naming BND4-BND15, or with 16-bit addressing (67 in 32-bit mode): #UD only
+// "when Intel MPX is enabled" (SDM vol. 2 BNDCL, BNDMK, BNDMOV, BNDLDX, BNDSTX: #UD "If ModRM.r/m
+// encodes BND4-BND7 when Intel MPX is enabled", "If 67H prefix is used and CS.D=1"); otherwise,
+// on every current processor, these are hint NOPs of the same length. objdump 2.40 decodes
+// them ("bndstx (bad),...", "addr16 bndldx (bad),...").
 bool mpx_high_bound_register(const Comparison& c) {
   if (c.ours != DecodeStatus::Ok) return false;
   if (c.shape.encoding != RawEncoding::Legacy || c.shape.map != 1 || (c.shape.opcode != 0x1a && c.shape.opcode != 0x1b))
     return false;
   if (c.zydis.zydis_status == ZYDIS_STATUS_BAD_REGISTER) return true;
-  // 32-bit mode: BND4-BND7 by ModRM.reg alone; Zydis reports a decoding error there.
-  return c.zydis.zydis_status == ZYDIS_STATUS_DECODING_ERROR && c.shape.has_modrm_byte && c.shape.modrm_reg() >= 4;
+  if (c.zydis.zydis_status != ZYDIS_STATUS_DECODING_ERROR || !c.shape.has_modrm_byte) return false;
+  // 32-bit mode: BND4-BND7 by ModRM.reg alone, and 16-bit addressing; Zydis reports a decoding error.
+  if (c.config.mode != Mode::Protected32) return false;
+  return c.shape.modrm_reg() >= 4 || (c.shape.has_67 && !c.shape.modrm_is_register());
 }
 
 // Extensions objdump 2.40 (binutils, January 2023) decodes and Zydis 4.0 (November 2022)
@@ -147,10 +169,13 @@ bool mpx_high_bound_register(const Comparison& c) {
 //   RAO-INT         {NP,66,F2,F3} 0F 38 FC m
 //   WRMSRNS/MSRLIST {NP,F2,F3} 0F 01 C6
 bool newer_than_zydis_4_0(const Comparison& c) {
-  if (c.ours != DecodeStatus::Ok || c.zydis.zydis_status != ZYDIS_STATUS_DECODING_ERROR) return false;
+  // Cut inputs too: we wait for the rest of the instruction, Zydis does not know the opcode.
+  const bool cut = c.ours == DecodeStatus::Truncated;
+  if ((c.ours != DecodeStatus::Ok && !cut) || c.zydis.zydis_status != ZYDIS_STATUS_DECODING_ERROR) return false;
   const RawShape& s = c.shape;
-  if (!s.has_modrm_byte) return false;
-  const bool mem = !s.modrm_is_register();
+  if (!s.has_opcode || (!s.has_modrm_byte && !cut)) return false;
+  // Without the ModRM byte (cut right after the opcode) either form may follow.
+  const bool mem = s.has_modrm_byte ? !s.modrm_is_register() : true;
   const bool vex = s.encoding == RawEncoding::Vex2 || s.encoding == RawEncoding::Vex3;
   const bool long64 = c.config.mode == Mode::Long64;
   if (vex && s.map == 2) {
@@ -176,30 +201,41 @@ bool newer_than_zydis_4_0(const Comparison& c) {
 //   66 0F AE /0-/5 memory      objdump "data16 fxsave ..."         we decode, Zydis refuses
 //   66/F2 0F 09 WBINVD         objdump (bad)                       we refuse, Zydis decodes
 //   66 0F 01 FD RDPRU          objdump (bad)                       we refuse, Zydis decodes
+//   F2 0F 01 FD, F3 (32-bit)   objdump (bad)                       we refuse, Zydis decodes RDPRU
 // and 0F 0D with mod=11 (PREFETCH group on a register: AMD APM vol. 3 PREFETCH, #UD "the
 // operand was a register"; objdump "prefetch (bad)"): we refuse, Zydis decodes a NOP.
 bool reserved_prefix_as_objdump(const Comparison& c) {
   const RawShape& s = c.shape;
   if (s.encoding != RawEncoding::Legacy || s.map != 1 || !s.has_opcode) return false;
   const uint8_t pfx = s.mandatory_prefix();
-  const bool we_decode = c.ours == DecodeStatus::Ok && c.zydis.status == DecodeStatus::Invalid;
+  // A cut input we would decode (Truncated) counts as decoding.
+  const bool we_decode =
+      (c.ours == DecodeStatus::Ok || c.ours == DecodeStatus::Truncated) && c.zydis.status == DecodeStatus::Invalid;
   const bool we_refuse = ours_invalid_zydis_ok(c);
   if (s.opcode == 0x37) return we_decode && pfx != 0;
   if (s.opcode == 0xae)
     return we_decode && pfx == 0x66 && s.has_modrm_byte && !s.modrm_is_register() && s.modrm_reg() <= 5;
   if (s.opcode == 0x09) return we_refuse && (pfx == 0x66 || pfx == 0xf2);
   if (s.opcode == 0x0d) return we_refuse && s.has_modrm_byte && s.modrm_is_register();
-  if (s.opcode == 0x01) return we_refuse && s.has_modrm_byte && s.modrm == 0xfd && pfx == 0x66;  // 66 RDPRU
+  if (s.opcode == 0x01 && s.has_modrm_byte && s.modrm == 0xfd) {
+    if (pfx == 0x66) return we_refuse;  // 66 RDPRU
+    // F2 0F 01 FD (undefined) and, outside 64-bit mode, F3 0F 01 FD (RMPQUERY is 64-bit only,
+    // AMD APM vol. 3): objdump 2.40 prints (bad), Zydis decodes RDPRU with an ignored prefix.
+    return we_refuse && (pfx == 0xf2 || (pfx == 0xf3 && c.config.mode == Mode::Protected32));
+  }
   return false;
 }
 
 // VIA PadLock without its REP prefix: 0F A6 C0/C8/D0 (montmul, xsha1, xsha256) and
 // 0F A7 C8-E8 (xcrypt-ecb/cbc/ctr/cfb/ofb). objdump 2.40 decodes them with or without F3,
-// same length; Zydis 4.0 only with F3 (xstore, 0F A7 C0, it takes either way).
+// same length; Zydis 4.0 only with F3 (xstore, 0F A7 C0, it takes with F3 or without a
+// prefix, not with F2, which objdump decodes as "repnz xstore-rng").
 bool padlock_without_rep(const Comparison& c) {
   const RawShape& s = c.shape;
   if (c.ours != DecodeStatus::Ok || c.zydis.status != DecodeStatus::Invalid) return false;
-  if (s.encoding != RawEncoding::Legacy || s.map != 1 || s.has_f3 || !s.has_modrm_byte) return false;
+  if (s.encoding != RawEncoding::Legacy || s.map != 1 || !s.has_modrm_byte) return false;
+  if (s.opcode == 0xa7 && s.modrm == 0xc0) return s.last_f2_f3 == 0xf2;
+  if (s.has_f3) return false;
   if (s.opcode == 0xa6) return s.modrm == 0xc0 || s.modrm == 0xc8 || s.modrm == 0xd0;
   if (s.opcode == 0xa7) return s.modrm >= 0xc8 && s.modrm <= 0xe8 && (s.modrm & 7) == 0;
   return false;
@@ -258,14 +294,18 @@ const std::vector<ExpectedException>& expected_exceptions() {
       {"AMD, 64-bit mode, 66 + rel8 branch: target truncated to 16 bits (Zydis keeps 64)",
        "AMD APM vol. 1 §3.7.9 Table 3-9", amd_rel8_branch_16bit_target, Mode::Long64, Vendor::Amd,
        "66 74 08 b9 de a6 23 8a 29 08 21 c4 00 00 00 00"},
-      {"longer than 15 bytes and undefined: TooLong vs Invalid", "SDM vol. 3 §6.9 Table 6-2 (same priority class)",
+      {"XBEGIN rel16: fallback address not truncated to 16 bits (Zydis truncates it)",
+       "SDM vol. 2 XBEGIN (description and operation)", xbegin_rel16_target, Mode::Long64, Vendor::Intel,
+       "66 c7 f8 c8 0e 39 c1 0c d8 be 3e 25 e0 46 f1 de"},
+      {"longer than 15 bytes and undefined (or cut where it cannot fit): TooLong vs Invalid/Truncated",
+       "SDM vol. 3 §6.9 Table 6-2 (same priority class)",
        too_long_and_invalid, Mode::Protected32, Vendor::Amd,
        "67 2e f0 26 f0 3e 2e f0 26 f2 67 c7 85 7c fb ff ff 01 00 00 00"},
       {"input ends where Zydis already refuses; we say Truncated", "both refuse; every continuation checked Invalid",
        truncated_where_zydis_refuses, Mode::Protected32, Vendor::Amd, "c4 c3 04"},
       {"AMD: SYSENTER/SYSEXIT in long mode", "AMD APM vol. 3 SYSENTER, SYSEXIT (#UD in long mode)",
        amd_long_mode_sysenter, Mode::Long64, Vendor::Amd, "4a 0f 34 87 e9 7d c8 f5 60 21 b2 ce 9d 68 36 42"},
-      {"MPX 0F 1A/1B naming BND4-BND15: hint NOP unless MPX is enabled",
+      {"MPX 0F 1A/1B naming BND4-BND15 or with 16-bit addressing: hint NOP unless MPX is enabled",
        "SDM vol. 2 BNDCL/BNDMK/BNDMOV/BNDLDX/BNDSTX #UD conditions; objdump 2.40 decodes them",
        mpx_high_bound_register, Mode::Protected32, Vendor::Amd, "0f 1b 71 fc ff ff e7 88 59 8e f4 ac 7d 35 22 07"},
       {"extensions objdump 2.40 knows and Zydis 4.0 does not (AVX-IFMA, AVX-VNNI-INT8, AVX-NE-CONVERT, AMX-FP16, "
@@ -277,7 +317,8 @@ const std::vector<ExpectedException>& expected_exceptions() {
        Mode::Long64, Vendor::Intel, "66 0f 37 b9 0c c6 16 62 66 bb c4 54 31 c3 a4 7f"},
       {"x87 DB E5 FRSTPM (287XL only)", "objdump 2.40 decodes it (ISA coverage goal); Zydis 4.0 does not", x87_frstpm,
        Mode::Long64, Vendor::Intel, "48 db e5 6e 1c 35 85 78 e0 5b 92 67 a7 b4 9d 65"},
-      {"VIA PadLock (montmul, xsha*, xcrypt-*) without REP", "objdump 2.40 decodes them without F3; Zydis 4.0 needs F3",
+      {"VIA PadLock (montmul, xsha*, xcrypt-*) without REP, xstore with F2",
+       "objdump 2.40 decodes them without F3 (xstore with F2); Zydis 4.0 needs F3",
        padlock_without_rep, Mode::Long64, Vendor::Intel, "0f a6 c0 8a e1 c2 f9 f2 a3 d0 28 cd cc 5d 9a 2f"},
       {"EVEX.b in the register form of exact conversions (VCVT[U]DQ2PD, VCVT[U]SI2SD from r/m32)",
        "SDM vol. 2 §2.7.11 Table 2-36 (EVEX.b must be 0 otherwise #UD); objdump 2.40: {rn-bad}",
