@@ -88,6 +88,17 @@ std::string tracer_of(pid_t pid) {
   return "";
 }
 
+// Whether thread `tid` is traced by this process; nullopt when the thread is gone.
+std::optional<bool> traced_by_us(pid_t pid, pid_t tid) {
+  std::ifstream status(fmt::format("/proc/{}/task/{}/status", pid, tid));
+  if (!status) return std::nullopt;
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("TracerPid:", 0) == 0) return std::strtol(line.c_str() + 10, nullptr, 10) == ::getpid();
+  }
+  return std::nullopt;
+}
+
 int seccomp_mode(pid_t pid) {
   std::ifstream status(fmt::format("/proc/{}/status", pid));
   std::string line;
@@ -259,8 +270,19 @@ Result<std::unique_ptr<Process>> Process::attach(pid_t pid) {
     for (pid_t tid : list_tasks(pid)) {
       if (seized.count(tid) || process->threads_.count(tid)) continue;
       if (::ptrace(PTRACE_SEIZE, tid, nullptr, kTraceOptions) != 0) {
-        if (errno == ESRCH && tid != pid) continue;  // the thread exited meanwhile
         int error = errno;
+        if (error == ESRCH && tid != pid) continue;  // the thread exited meanwhile
+        if (error == EPERM && tid != pid) {
+          std::optional<bool> ours = traced_by_us(pid, tid);
+          if (!ours) continue;  // gone meanwhile
+          if (*ours) {
+            // Created meanwhile by a thread we had seized, and attached with it (TRACECLONE):
+            // its first stop is on its way.
+            process->threads_.emplace(tid, ThreadState::Starting);
+            found_new = true;
+            continue;
+          }
+        }
         std::string reason;
         if (error == EPERM) {
           reason = fmt::format(
@@ -341,7 +363,8 @@ Result<std::optional<StopEvent>> Process::classify(pid_t tid, int status) {
     case PTRACE_EVENT_CLONE: {
       ::ptrace(PTRACE_GETEVENTMSG, tid, nullptr, &message);
       pid_t child = static_cast<pid_t>(message);
-      threads_[child] = ThreadState::Starting;
+      // Known already (found by attach()'s scan, or its first stop came first): keep its state.
+      threads_.emplace(child, ThreadState::Starting);
       if (auto early = take_stashed_status(child)) {
         auto child_event = classify(child, *early);
         if (!child_event) return child_event.error();
@@ -508,53 +531,62 @@ Status Process::resume_all(pid_t except) {
 }
 
 Status Process::stop_all() {
-  std::vector<pid_t> waiting;
-  for (const auto& [tid, state] : threads_) {
-    if (state == ThreadState::Running || state == ThreadState::Listening) {
-      ::ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr);
-      waiting.push_back(tid);
-    } else if (state == ThreadState::Starting && !(tid == pid_ && leader_exiting_)) {
-      waiting.push_back(tid);
-    }
-  }
   waiting_for_interrupt_ = true;
-  for (pid_t tid : waiting) {
-    if (auto stopped = wait_until_stopped(tid); !stopped) {
-      waiting_for_interrupt_ = false;
-      return stopped;
+  auto finish = [&](Status status) {
+    waiting_for_interrupt_ = false;
+    return status;
+  };
+  // A clone event that arrives while we wait adds a thread (Starting): it is waited for in
+  // the next round, so that nothing of the program runs when this returns.
+  for (;;) {
+    std::vector<pid_t> waiting;
+    for (const auto& [tid, state] : threads_) {
+      if (state == ThreadState::Running || state == ThreadState::Listening) {
+        ::ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr);
+        waiting.push_back(tid);
+      } else if (state == ThreadState::Starting && !(tid == pid_ && leader_exiting_)) {
+        waiting.push_back(tid);
+      }
+    }
+    if (waiting.empty()) break;
+    for (pid_t tid : waiting) {
+      if (auto stopped = wait_until_stopped(tid); !stopped) return finish(stopped);
     }
   }
   // An interrupt is reported before a signal already queued: a thread that has just executed
   // an int3 may stop here with its SIGTRAP still pending. Let it take the signal now, so the
-  // caller sees the trap instead of the program dying of it after a detach.
-  std::vector<pid_t> trapped;
-  for (const auto& [tid, state] : threads_) {
-    if (state == ThreadState::Stopped && sigtrap_pending(tid)) trapped.push_back(tid);
-  }
-  for (pid_t tid : trapped) {
-    bool has_event = std::any_of(pending_.begin(), pending_.end(), [&](const StopEvent& e) { return e.tid == tid; });
-    if (has_event) continue;
-    if (::ptrace(PTRACE_CONT, tid, nullptr, 0) != 0) continue;
-    threads_[tid] = ThreadState::Running;
-    if (auto stopped = wait_until_stopped(tid); !stopped) {
-      waiting_for_interrupt_ = false;
-      return stopped;
+  // caller sees the trap instead of the program dying of it after a detach. Its first resume
+  // may end in one more interrupt stop instead (a PTRACE_INTERRUPT that reached it while it
+  // was already stopped is kept for its next resume): then again.
+  for (int round = 0; round < 4; ++round) {
+    std::vector<pid_t> trapped;
+    for (const auto& [tid, state] : threads_) {
+      if (state != ThreadState::Stopped || !sigtrap_pending(tid)) continue;
+      bool has_event = std::any_of(pending_.begin(), pending_.end(), [&](const StopEvent& e) { return e.tid == tid; });
+      if (!has_event) trapped.push_back(tid);
+    }
+    if (trapped.empty()) break;
+    for (pid_t tid : trapped) {
+      if (::ptrace(PTRACE_CONT, tid, nullptr, 0) != 0) continue;
+      threads_[tid] = ThreadState::Running;
+      if (auto stopped = wait_until_stopped(tid); !stopped) return finish(stopped);
     }
   }
-  waiting_for_interrupt_ = false;
-  return {};
+  return finish({});
 }
 
 bool Process::sigtrap_pending(pid_t tid) const {
+  // An int3's SIGTRAP is forced (never blocked); a SIGTRAP the program blocks and someone
+  // sent it stays pending while it runs: resuming to deliver it would let the thread run on.
   std::ifstream status(fmt::format("/proc/{}/task/{}/status", pid_, tid));
   std::string line;
+  constexpr unsigned long long kSigtrap = 1ull << (SIGTRAP - 1);
+  bool pending = false, blocked = false;
   while (std::getline(status, line)) {
-    if (line.rfind("SigPnd:", 0) == 0) {
-      unsigned long long mask = std::strtoull(line.c_str() + 7, nullptr, 16);
-      return mask & (1ull << (SIGTRAP - 1));
-    }
+    if (line.rfind("SigPnd:", 0) == 0) pending = std::strtoull(line.c_str() + 7, nullptr, 16) & kSigtrap;
+    if (line.rfind("SigBlk:", 0) == 0) blocked = std::strtoull(line.c_str() + 7, nullptr, 16) & kSigtrap;
   }
-  return false;
+  return pending && !blocked;
 }
 
 std::deque<StopEvent> Process::take_pending_events() {
@@ -605,6 +637,83 @@ Status Process::kill() {
   threads_.clear();
   pending_.clear();
   return {};
+}
+
+int Process::stop_event(pid_t tid) const {
+  siginfo_t info{};
+  if (::ptrace(PTRACE_GETSIGINFO, tid, nullptr, &info) != 0) return 0;
+  // A ptrace event stop reports SIGTRAP | event << 8; a signal's own si_code is below 0x100
+  // (or negative: SI_TKILL, SI_QUEUE).
+  return info.si_signo == SIGTRAP && info.si_code > 0 ? info.si_code >> 8 : 0;
+}
+
+bool Process::usable_for_remote_call(pid_t tid) const {
+  auto state = threads_.find(tid);
+  if (state == threads_.end() || state->second != ThreadState::Stopped) return false;
+  const int event = stop_event(tid);
+  return event != PTRACE_EVENT_EXIT && event != PTRACE_EVENT_VFORK;
+}
+
+pid_t Process::thread_for_remote_call() const {
+  pid_t fallback = 0;
+  for (const auto& [tid, state] : threads_) {
+    if (state != ThreadState::Stopped) continue;
+    const int event = stop_event(tid);
+    if (event == 0 || event == PTRACE_EVENT_STOP) return tid;
+    if (fallback == 0 && usable_for_remote_call(tid)) fallback = tid;
+  }
+  return fallback;
+}
+
+// A thread stopped at a ptrace event inside a system call (clone, fork, exec) has not finished
+// that call: resumed, the kernel first stores the call's return value in rax. Run from there,
+// the stub would execute system call number <return value> (the child's tid, 0 after an exec),
+// and restoring the registers saved at the event would then overwrite the real return value
+// (clone3 "failed" with ENOSYS, glibc retried with clone: two threads on one stack). So the
+// call is first finished: an interrupt is queued behind the event stop, and the resume stops at
+// the next return to user mode, before any instruction of the program.
+Status Process::settle_for_remote_call(pid_t tid) {
+  const int event = stop_event(tid);
+  if (event == 0 || event == PTRACE_EVENT_STOP) return {};
+  if (event == PTRACE_EVENT_EXIT || event == PTRACE_EVENT_VFORK) {
+    return make_error(fmt::format("remote system call: thread {} is {}", tid,
+                                  event == PTRACE_EVENT_EXIT ? "exiting" : "waiting for its vfork child"));
+  }
+  if (::ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) != 0 || ::ptrace(PTRACE_CONT, tid, nullptr, 0) != 0) {
+    return make_error(fmt::format("remote system call: cannot finish the system call of thread {}: {}", tid, errno_text()));
+  }
+  for (;;) {
+    int status = 0;
+    const pid_t got = ::waitpid(tid, &status, __WALL);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0 || WIFEXITED(status) || WIFSIGNALED(status)) {
+      if (got > 0) {
+        auto gone = classify(tid, status);
+        if (gone && *gone) pending_.push_back(**gone);
+      }
+      return make_error(fmt::format("process {} ended during a remote system call", pid_));
+    }
+    const int stopped_event = status >> 16;
+    if (stopped_event == PTRACE_EVENT_STOP) {
+      if (is_stop_signal(WSTOPSIG(status))) group_stopped_.insert(tid);  // the program's own group-stop began
+      return {};
+    }
+    if (stopped_event == 0) {
+      // A signal came first (also at the return to user mode): it is delivered later.
+      StopEvent signal_event;
+      signal_event.kind = StopKind::Signal;
+      signal_event.tid = tid;
+      signal_event.signal = WSTOPSIG(status);
+      if (::ptrace(PTRACE_GETSIGINFO, tid, nullptr, &signal_event.info) != 0) std::memset(&signal_event.info, 0, sizeof signal_event.info);
+      pending_.push_back(signal_event);
+      return {};
+    }
+    // Another event of the same call (vfork done, exit): go on to the interrupt stop.
+    if (stopped_event == PTRACE_EVENT_EXIT) return make_error(fmt::format("remote system call: thread {} is exiting", tid));
+    if (::ptrace(PTRACE_CONT, tid, nullptr, 0) != 0) {
+      return make_error(fmt::format("remote system call: cannot finish the system call of thread {}: {}", tid, errno_text()));
+    }
+  }
 }
 
 pid_t Process::any_stopped_thread() const {
@@ -748,6 +857,7 @@ Result<int64_t> Process::remote_syscall(pid_t tid, int64_t number, std::span<con
                                   "into it (out-of-line slots need one mmap)",
                                   pid_, mode));
   }
+  if (auto settled = settle_for_remote_call(tid); !settled) return settled.error();
   if (syscall_stub_ == 0) {
     // The stub goes over the code at the thread's rip: no other thread may run meanwhile.
     if (auto stopped = stop_all(); !stopped) return stopped.error();

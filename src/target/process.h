@@ -124,8 +124,11 @@ class Process final : public Memory {
   void set_syscall_stub(uint64_t address) { syscall_stub_ = address; }
   static constexpr uint8_t kSyscallStub[3] = {0x0f, 0x05, 0xcc};
 
-  // The tid of any stopped thread (for remote calls), or 0.
+  // The tid of any stopped thread, or 0.
   pid_t any_stopped_thread() const;
+  // A stopped thread that can run a remote system call (not exiting, not waiting for a vfork
+  // child; preferably not inside a system call), or 0.
+  pid_t thread_for_remote_call() const;
 
  private:
   explicit Process(pid_t pid, bool launched);
@@ -135,6 +138,10 @@ class Process final : public Memory {
   Status wait_until_stopped(pid_t tid);
   bool sigtrap_pending(pid_t tid) const;
   Status poke_write(uint64_t address, std::span<const uint8_t> bytes);
+  // The ptrace event (PTRACE_EVENT_*) of the stop `tid` is in; 0 for a signal-delivery-stop.
+  int stop_event(pid_t tid) const;
+  bool usable_for_remote_call(pid_t tid) const;
+  Status settle_for_remote_call(pid_t tid);
 
   pid_t pid_;
   bool launched_;

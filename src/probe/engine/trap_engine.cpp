@@ -121,10 +121,10 @@ Result<uint64_t> TrapEngine::allocate_slot(uint64_t near, pid_t tid) {
   }
   bool resume_others = threads_running(process_);
   if (tid != 0 && !process_.owns(tid)) tid = 0;  // a followed child's thread: map from one of ours
-  if (tid == 0) tid = process_.any_stopped_thread();
+  if (tid == 0) tid = process_.thread_for_remote_call();
   if (tid == 0) {
     if (auto stopped = process_.stop_all(); !stopped) return stopped.error();
-    tid = process_.any_stopped_thread();
+    tid = process_.thread_for_remote_call();
   }
   auto start = process_.remote_mmap_near(tid, near, kAreaSize, PROT_READ | PROT_EXEC, ax86::kSlotReach - kAreaSize);
   if (resume_others) {
@@ -134,10 +134,10 @@ Result<uint64_t> TrapEngine::allocate_slot(uint64_t near, pid_t tid) {
   // The area's first slot holds the stub for later remote system calls.
   for (auto& [pid, child] : followed_) {
     // A slot must exist at the same address in every process that runs this code.
-    pid_t child_tid = child->any_stopped_thread();
+    pid_t child_tid = child->thread_for_remote_call();
     if (child_tid == 0) {
       if (auto stopped = child->stop_all(); !stopped) return stopped.error();
-      child_tid = child->any_stopped_thread();
+      child_tid = child->thread_for_remote_call();
     }
     uint64_t args[] = {*start, kAreaSize, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS | 0x100000, ~uint64_t{0}, 0};
     auto mapped = child->remote_syscall(child_tid, SYS_mmap, args);
