@@ -1,0 +1,200 @@
+#include "probe/agent_capture.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "probe/arch_registers.h"
+
+namespace xprobe::probe {
+
+using agent::AgentOp;
+
+namespace {
+
+constexpr uint32_t kMaxStringArray = 16;  // the agent's limit
+constexpr RegisterId kX86OrigRax = 15;
+constexpr RegisterId kX86Cs = 17;
+
+uint32_t chunk_bytes(uint32_t payload) { return agent::kChunkHeaderBytes + ((payload + 7u) & ~7u); }
+
+AgentOp op(agent::AgentOpCode code, int64_t operand = 0, uint8_t reg = 0, uint32_t size = 0) {
+  return AgentOp{code, reg, 0, size, operand};
+}
+
+Status compile_program(const FetchProgram& program, AgentCapture& capture, uint64_t& record_bytes) {
+  if (program.word_size != 8) return make_error("only 64-bit processes");
+  for (const FetchInstruction& instruction : program.code) {
+    switch (instruction.op) {
+      case FetchOp::LoadRegister:
+        if (instruction.reg >= agent::kSavedRegisterWords || instruction.reg == kX86OrigRax || instruction.reg == kX86Cs)
+          return make_error(fmt::format("argument {}: the trampoline does not save that register", program.name));
+        capture.register_mask |= 1u << instruction.reg;
+        capture.ops.push_back(op(agent::kOpRegister, 0, static_cast<uint8_t>(instruction.reg)));
+        break;
+      case FetchOp::LoadStackEntry:
+        capture.register_mask |= 1u << program.stack_pointer;
+        capture.ops.push_back(op(agent::kOpRegister, 0, static_cast<uint8_t>(program.stack_pointer)));
+        capture.ops.push_back(op(agent::kOpAdd, instruction.operand * 8));
+        capture.ops.push_back(op(agent::kOpDeref));
+        record_bytes += chunk_bytes(8);
+        break;
+      case FetchOp::LoadImmediate: capture.ops.push_back(op(agent::kOpImmediate, instruction.operand)); break;
+      case FetchOp::LoadRelocation: {
+        const auto index = static_cast<size_t>(instruction.operand);
+        if (index >= program.relocations.size() || !program.relocations[index].address)
+          return make_error(fmt::format("argument {}: unresolved address", program.name));
+        capture.ops.push_back(op(agent::kOpImmediate, static_cast<int64_t>(*program.relocations[index].address)));
+        break;
+      }
+      case FetchOp::LoadSavedArgument:
+      case FetchOp::LoadReturnAddress:
+        return make_error(fmt::format("argument {}: needs the state of a function's entry (return probe)", program.name));
+      case FetchOp::Deref:
+        capture.ops.push_back(op(agent::kOpAdd, instruction.operand));
+        capture.ops.push_back(op(agent::kOpDeref));
+        record_bytes += chunk_bytes(8);
+        break;
+      case FetchOp::AddOffset: capture.ops.push_back(op(agent::kOpAdd, instruction.operand)); break;
+      case FetchOp::StoreRaw:
+      case FetchOp::StoreComm:
+      case FetchOp::StoreImmediateString:
+        break;
+      case FetchOp::StoreMemory: {
+        const uint64_t size = uint64_t{program.type.size} * std::max<uint64_t>(1, program.type.array_count);
+        if (size > agent::kMaxCopy) return make_error(fmt::format("argument {}: more than {} bytes", program.name, agent::kMaxCopy));
+        capture.ops.push_back(op(agent::kOpCopy, 0, 0, static_cast<uint32_t>(size)));
+        record_bytes += chunk_bytes(static_cast<uint32_t>(size));
+        break;
+      }
+      case FetchOp::StoreString:
+        if (program.type.array_count == 0) {
+          capture.ops.push_back(op(agent::kOpString));
+          record_bytes += chunk_bytes(agent::kMaxCopy);
+        } else {
+          if (program.type.array_count > kMaxStringArray)
+            return make_error(fmt::format("argument {}: more than {} strings", program.name, kMaxStringArray));
+          capture.ops.push_back(op(agent::kOpStringArray, 0, 0, program.type.array_count));
+          record_bytes += chunk_bytes(8 * program.type.array_count) + program.type.array_count * chunk_bytes(agent::kMaxCopy);
+        }
+        break;
+    }
+  }
+  capture.ops.push_back(op(agent::kOpNextArgument));
+  return {};
+}
+
+// Memory as the agent recorded it: a read is served by the chunk that holds most of it.
+class RecordedMemory final : public MemoryReader {
+ public:
+  explicit RecordedMemory(const std::vector<AgentRecord::Chunk>& chunks) : chunks_(chunks) {}
+  bool read(uint64_t address, std::span<uint8_t> out) override { return read_up_to(address, out) == out.size(); }
+  size_t read_up_to(uint64_t address, std::span<uint8_t> out) override {
+    const AgentRecord::Chunk* best = nullptr;
+    size_t best_size = 0;
+    for (const AgentRecord::Chunk& chunk : chunks_) {
+      if (address < chunk.address || address - chunk.address >= chunk.bytes.size()) continue;
+      const size_t available = chunk.bytes.size() - static_cast<size_t>(address - chunk.address);
+      if (available > best_size) {
+        best = &chunk;
+        best_size = available;
+      }
+    }
+    if (!best) return 0;
+    const size_t n = std::min(out.size(), best_size);
+    std::memcpy(out.data(), best->bytes.data() + (address - best->address), n);
+    return n;
+  }
+
+ private:
+  const std::vector<AgentRecord::Chunk>& chunks_;
+};
+
+class RecordedRegisters final : public RegisterView {
+ public:
+  explicit RecordedRegisters(const AgentRecord& record) : record_(record) {}
+  uint64_t read(RegisterId id) const override {
+    return id < agent::kSavedRegisterWords ? record_.registers[id] : 0;
+  }
+
+ private:
+  const AgentRecord& record_;
+};
+
+uint64_t word_at(std::span<const uint8_t> bytes, size_t offset) {
+  uint64_t value = 0;
+  std::memcpy(&value, bytes.data() + offset, 8);
+  return value;
+}
+
+}  // namespace
+
+Result<AgentCapture> compile_agent_capture(const ProbeFetchPlan& plan) {
+  AgentCapture capture;
+  uint64_t record_bytes = 8 * agent::kRecordFixedWords;
+  for (const FetchProgram& program : plan.arguments)
+    if (auto ok = compile_program(program, capture, record_bytes); !ok) return ok.error();
+  capture.ops.push_back(op(agent::kOpEnd));
+  record_bytes += 8u * static_cast<unsigned>(std::popcount(capture.register_mask));
+  if (record_bytes > (uint64_t{1} << 20)) return make_error("the arguments need more than 1 MiB per hit");
+  capture.max_record = static_cast<uint32_t>((record_bytes + 15) & ~uint64_t{15});  // the agent's unit
+  return capture;
+}
+
+std::vector<uint8_t> agent_probe_descriptor(uint64_t ring, uint32_t probe_index, const AgentCapture& capture) {
+  agent::AgentProbe head{};
+  head.ring = ring;
+  head.probe_index = probe_index;
+  head.register_mask = capture.register_mask;
+  head.max_record = capture.max_record;
+  head.op_count = static_cast<uint32_t>(capture.ops.size());
+  const size_t fixed = offsetof(agent::AgentProbe, ops);
+  std::vector<uint8_t> bytes(fixed + capture.ops.size() * sizeof(AgentOp));
+  std::memcpy(bytes.data(), &head, fixed);
+  std::memcpy(bytes.data() + fixed, capture.ops.data(), capture.ops.size() * sizeof(AgentOp));
+  return bytes;
+}
+
+Result<AgentRecord> parse_agent_record(std::span<const uint8_t> record, const AgentCapture& capture) {
+  auto corrupt = [](const char* what) { return make_error(fmt::format("corrupt record: {}", what)); };
+  if (record.size() < 8 * agent::kRecordFixedWords || record.size() % 8 != 0) return corrupt("bad length");
+  if (record.size() > capture.max_record) return corrupt("longer than its probe's records can be");
+  AgentRecord out;
+  out.tid = word_at(record, 16);
+  out.tsc = word_at(record, 24);
+  out.cpu = static_cast<uint32_t>(word_at(record, 32) & 0xfff);
+  out.register_mask = capture.register_mask;
+  size_t at = 8 * agent::kRecordFixedWords;
+  for (uint32_t r = 0; r < agent::kSavedRegisterWords; ++r) {
+    if ((capture.register_mask & (1u << r)) == 0) continue;
+    if (at + 8 > record.size()) return corrupt("registers cut short");
+    out.registers[r] = word_at(record, at);
+    at += 8;
+  }
+  while (record.size() - at >= agent::kChunkHeaderBytes) {
+    uint32_t requested = 0, copied = 0;
+    const uint64_t address = word_at(record, at);
+    std::memcpy(&requested, record.data() + at + 8, 4);
+    std::memcpy(&copied, record.data() + at + 12, 4);
+    at += agent::kChunkHeaderBytes;
+    if (copied > requested || requested > agent::kMaxCopy) return corrupt("chunk sizes");
+    const size_t padded = (size_t{copied} + 7u) & ~size_t{7};
+    if (padded > record.size() - at) return corrupt("chunk runs past the record");
+    out.chunks.push_back({address, record.subspan(at, copied)});
+    at += padded;
+  }
+  return out;
+}
+
+std::vector<FetchedValue> replay_agent_record(const ProbeFetchPlan& plan, const AgentRecord& record,
+                                              std::string_view comm) {
+  RecordedRegisters registers(record);
+  RecordedMemory memory(record.chunks);
+  const FetchEnvironment environment{registers, memory, comm, std::nullopt, {}};
+  return run_all(plan, environment);
+}
+
+}  // namespace xprobe::probe

@@ -1,0 +1,53 @@
+#pragma once
+// Fetch programs on the jump-optimized path. The in-process agent cannot run the tracer's
+// interpreter, so each probe's programs are compiled into the agent's ops (agent_abi.h): they
+// compute the same addresses and record every memory read the programs would make. The
+// tracer then runs the unchanged fetch programs against the recorded registers and memory,
+// so both engines print the same values by construction.
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "probe/agent/agent_abi.h"
+#include "probe/fetch_program.h"
+#include "support/result.h"
+
+namespace xprobe::probe {
+
+struct AgentCapture {
+  uint32_t register_mask = 0;
+  uint32_t max_record = 0;  // bytes the agent reserves per hit
+  std::vector<agent::AgentOp> ops;
+};
+
+// The agent's ops for an entry probe's plan (x86-64), or why the plan needs the tracer
+// (return probes' saved arguments, registers the trampoline does not save, long string arrays).
+Result<AgentCapture> compile_agent_capture(const ProbeFetchPlan& plan);
+
+// The AgentProbe descriptor (agent_abi.h) the trampoline hands the agent.
+std::vector<uint8_t> agent_probe_descriptor(uint64_t ring, uint32_t probe_index, const AgentCapture& capture);
+
+// One record from the ring, validated against the capture it was made with.
+struct AgentRecord {
+  uint64_t tid = 0;
+  uint64_t tsc = 0;
+  uint32_t cpu = 0;
+  uint32_t register_mask = 0;
+  uint64_t registers[agent::kSavedRegisterWords] = {};
+  struct Chunk {
+    uint64_t address;
+    std::span<const uint8_t> bytes;  // what arrived (a short chunk is a fault after it)
+  };
+  std::vector<Chunk> chunks;
+};
+
+// `record` is one whole record (header word first) as the traced process wrote it: untrusted.
+// The result's chunks point into `record`.
+Result<AgentRecord> parse_agent_record(std::span<const uint8_t> record, const AgentCapture& capture);
+
+// The probe's argument values at that hit.
+std::vector<FetchedValue> replay_agent_record(const ProbeFetchPlan& plan, const AgentRecord& record,
+                                              std::string_view comm);
+
+}  // namespace xprobe::probe

@@ -1,0 +1,373 @@
+// The in-process agent, run for real in this test process: its machine code (exactly the bytes
+// xprobe copies into traced programs) is mapped executable and called as a trampoline calls
+// it; what it records is read back with AgentRingReader and replayed. Every value must equal
+// what the tracer's own interpreter reads from the same registers and memory.
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "probe/agent/agent_abi.h"
+#include "probe/agent/agent_code.h"
+#include "probe/agent_capture.h"
+#include "probe/agent_ring_reader.h"
+#include "probe/arch_registers.h"
+#include "probe/definition_parser.h"
+#include "probe/fetch_program.h"
+
+namespace xprobe::probe {
+namespace {
+
+using agent::AgentRingHeader;
+
+// This process's memory through process_vm_readv: a bad address is a failed read.
+class SelfMemory final : public MemoryReader {
+ public:
+  bool read(uint64_t address, std::span<uint8_t> out) override { return read_up_to(address, out) == out.size(); }
+  size_t read_up_to(uint64_t address, std::span<uint8_t> out) override {
+    size_t done = 0;
+    while (done < out.size()) {
+      const uint64_t here = address + done;
+      const size_t chunk = std::min<size_t>(out.size() - done, 4096 - here % 4096);
+      iovec local{out.data() + done, chunk};
+      iovec remote{reinterpret_cast<void*>(here), chunk};
+      const ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+      if (got <= 0) break;
+      done += static_cast<size_t>(got);
+      if (static_cast<size_t>(got) < chunk) break;
+    }
+    return done;
+  }
+};
+
+class BlockRegisters final : public RegisterView {
+ public:
+  explicit BlockRegisters(const uint64_t* block) : block_(block) {}
+  uint64_t read(RegisterId id) const override { return id < agent::kSavedRegisterWords ? block_[id] : 0; }
+
+ private:
+  const uint64_t* block_;
+};
+
+RegisterId reg(const char* name) { return *find_register(probe_abi(insn::Arch::X86_64), name); }
+
+class AgentHarness {
+ public:
+  explicit AgentHarness(uint64_t ring_size) : ring_size_(ring_size) {
+    code_ = mmap(nullptr, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    std::memcpy(code_, agent::kAgentCode, agent::kAgentCodeSize);
+    mprotect(code_, 1 << 16, PROT_READ | PROT_EXEC);
+    hit_ = reinterpret_cast<void (*)(const void*, const uint64_t*)>(static_cast<uint8_t*>(code_) + agent::kAgentEntryOffset);
+    ring_bytes_ = sizeof(AgentRingHeader) + ring_size;
+    ring_ = static_cast<AgentRingHeader*>(mmap(nullptr, ring_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    ring_->magic = agent::kRingMagic;
+    ring_->ring_size = ring_size;
+    ring_->pid = static_cast<uint64_t>(getpid());
+    AgentRingReader::Io io;
+    io.read = [](uint64_t at, std::span<uint8_t> out) { return SelfMemory().read(at, out); };
+    io.write = [](uint64_t at, std::span<const uint8_t> bytes) {
+      std::memcpy(reinterpret_cast<void*>(at), bytes.data(), bytes.size());
+      return true;
+    };
+    reader_ = std::make_unique<AgentRingReader>(std::move(io), reinterpret_cast<uint64_t>(ring_), ring_size);
+  }
+  ~AgentHarness() {
+    munmap(code_, 1 << 16);
+    munmap(ring_, ring_bytes_);
+  }
+
+  std::vector<uint8_t> descriptor(uint32_t index, const AgentCapture& capture) const {
+    return agent_probe_descriptor(reinterpret_cast<uint64_t>(ring_), index, capture);
+  }
+  void hit(const std::vector<uint8_t>& descriptor, const uint64_t* block) const { hit_(descriptor.data(), block); }
+
+  struct Drained {
+    std::vector<std::pair<uint32_t, std::vector<uint8_t>>> records;
+    uint64_t lost = 0;
+  };
+  Drained drain(uint32_t probes) {
+    Drained out;
+    reader_->drain(
+        probes, [&](uint32_t index, std::span<const uint8_t> bytes) { out.records.emplace_back(index, std::vector(bytes.begin(), bytes.end())); },
+        [&](uint32_t, uint64_t count) { out.lost += count; });
+    return out;
+  }
+  AgentRingHeader* ring() { return ring_; }
+  AgentRingReader& reader() { return *reader_; }
+
+ private:
+  uint64_t ring_size_;
+  size_t ring_bytes_ = 0;
+  void* code_ = nullptr;
+  AgentRingHeader* ring_ = nullptr;
+  void (*hit_)(const void*, const uint64_t*) = nullptr;
+  std::unique_ptr<AgentRingReader> reader_;
+};
+
+ProbeFetchPlan plan_for(const std::string& definition) {
+  auto parsed = parse_definition(definition, ParseOptions{});
+  EXPECT_TRUE(parsed) << definition << ": " << (parsed ? "" : parsed.error().render());
+  return compile_fetch_plan(parsed.value(), insn::Arch::X86_64);
+}
+
+std::string show(const FetchedValue& value) {
+  std::string out = value.fault ? "fault:" : "ok:";
+  for (uint64_t n : value.numbers) out += std::to_string(n) + ",";
+  for (const auto& s : value.strings) out += s ? "\"" + *s + "\"," : "(fault),";
+  return out;
+}
+
+// Runs one hit through the agent and compares the replayed values with the interpreter's.
+void expect_same_values(const std::string& definition, const uint64_t* block) {
+  const ProbeFetchPlan plan = plan_for(definition);
+  auto capture = compile_agent_capture(plan);
+  ASSERT_TRUE(capture) << capture.error().message;
+  AgentHarness harness(1 << 20);
+  harness.hit(harness.descriptor(0, *capture), block);
+  auto drained = harness.drain(1);
+  ASSERT_EQ(drained.records.size(), 1u);
+  EXPECT_EQ(drained.lost, 0u);
+  auto record = parse_agent_record(drained.records[0].second, *capture);
+  ASSERT_TRUE(record) << record.error().message;
+  EXPECT_EQ(record->tid, static_cast<uint64_t>(gettid()));
+  const std::vector<FetchedValue> replayed = replay_agent_record(plan, *record, "agent_test");
+
+  BlockRegisters registers(block);
+  SelfMemory memory;
+  const FetchEnvironment direct{registers, memory, "agent_test", std::nullopt, {}};
+  const std::vector<FetchedValue> expected = run_all(plan, direct);
+  ASSERT_EQ(replayed.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i)
+    EXPECT_EQ(show(replayed[i]), show(expected[i])) << "argument " << plan.arguments[i].name << " of " << definition;
+}
+
+struct Node {
+  uint64_t pad;
+  Node* next;
+  uint32_t value;
+};
+
+TEST(Agent, RecordsWhatTheInterpreterReadsForEveryArgumentKind) {
+  static const char text[] = "hello, agent";
+  static Node last{0, nullptr, 77};
+  static Node first{0, &last, 11};
+  static const char* names[2] = {"first name", "second"};
+  static uint64_t stack[4] = {0x1111, 0x2222, 0x3333, 0x4444};
+  static int32_t global = -5;
+  uint64_t block[agent::kSavedRegisterWords] = {};
+  block[reg("di")] = 42;
+  block[reg("si")] = 0xfffffffffffffff0ull;
+  block[reg("dx")] = reinterpret_cast<uint64_t>(text);
+  block[reg("cx")] = 0x10;  // unmapped: faults
+  block[reg("r8")] = reinterpret_cast<uint64_t>(&first);
+  block[reg("r9")] = reinterpret_cast<uint64_t>(names);
+  block[reg("sp")] = reinterpret_cast<uint64_t>(stack);
+  block[reg("ip")] = 0x401000;
+  block[reg("flags")] = 0x246;
+  char at_global[32];
+  std::snprintf(at_global, sizeof at_global, "@0x%lx", static_cast<unsigned long>(reinterpret_cast<uintptr_t>(&global)));
+  const std::string definition = std::string("p:g/e work a=%di:s64 b=%si:x32 c=%si:s8 s=+0(%dx):string bad=+0(%cx):string ") +
+                                 "badnum=+8(%cx):u64 n=+16(+8(%r8)):u32 n1=+16(%r8):u32 arr=+0(%sp):x64[3] st=$stack2 " +
+                                 "names=+0(%r9):string[2] g=" + at_global + ":s32 imm=\\7 str=\\\"lit\" cm=$comm " +
+                                 "ip=%ip flags=%flags u=+0(%dx):ustring ch=+1(%dx):char bits=+0(%dx):b4@2/8";
+  expect_same_values(definition, block);
+}
+
+TEST(Agent, LongStringsTakeTheUnstagedPathAndAreCutAsTheKernelCuts) {
+  for (size_t length : {100u, 500u, 3000u, 4095u, 4096u, 6000u}) {
+    std::string text(length, 'x');
+    for (size_t i = 0; i < length; ++i) text[i] = static_cast<char>('a' + i % 26);
+    uint64_t block[agent::kSavedRegisterWords] = {};
+    block[reg("di")] = reinterpret_cast<uint64_t>(text.c_str());
+    expect_same_values("p:g/e work s=+0(%di):string n=%di:u64", block);
+  }
+}
+
+TEST(Agent, StringRunningIntoAnUnmappedPageFaults) {
+  const long page = sysconf(_SC_PAGESIZE);
+  auto* two = static_cast<char*>(mmap(nullptr, 2 * static_cast<size_t>(page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  munmap(two + page, static_cast<size_t>(page));
+  std::memset(two, 'z', static_cast<size_t>(page));  // no NUL before the hole
+  uint64_t block[agent::kSavedRegisterWords] = {};
+  block[reg("di")] = reinterpret_cast<uint64_t>(two + page - 10);
+  expect_same_values("p:g/e work s=+0(%di):string", block);
+  munmap(two, static_cast<size_t>(page));
+}
+
+TEST(Agent, AFullRingCountsEveryHitItCouldNotRecord) {
+  const ProbeFetchPlan plan = plan_for("p:g/e work a=%di:u64 s=+0(%si):string");
+  auto capture = compile_agent_capture(plan);
+  ASSERT_TRUE(capture);
+  AgentHarness harness(64 << 10);
+  const auto descriptor = harness.descriptor(0, *capture);
+  static const char text[] = "ring";
+  uint64_t block[agent::kSavedRegisterWords] = {};
+  block[reg("si")] = reinterpret_cast<uint64_t>(text);
+  constexpr uint64_t kHits = 5000;
+  uint64_t recorded = 0, lost = 0, expected_next = 0;
+  for (uint64_t i = 0; i < kHits; ++i) {
+    block[reg("di")] = i;
+    harness.hit(descriptor, block);
+    if (i % 1500 == 1499) {  // drain now and then: the ring fills between drains
+      auto drained = harness.drain(1);
+      lost += drained.lost;
+      for (auto& [index, bytes] : drained.records) {
+        auto record = parse_agent_record(bytes, *capture);
+        ASSERT_TRUE(record);
+        EXPECT_GE(record->registers[reg("di")], expected_next);  // in order, gaps only where dropped
+        expected_next = record->registers[reg("di")] + 1;
+        ++recorded;
+      }
+    }
+  }
+  auto drained = harness.drain(1);
+  recorded += drained.records.size();
+  lost += drained.lost;
+  EXPECT_GT(lost, 0u);
+  EXPECT_GT(recorded, 0u);
+  EXPECT_EQ(recorded + lost, kHits);
+}
+
+TEST(Agent, ManyThreadsRecordConcurrentlyWithoutLosingOrTearingARecord) {
+  const ProbeFetchPlan plan = plan_for("p:g/e work seq=%di:u64 thread=%si:u64");
+  auto capture = compile_agent_capture(plan);
+  ASSERT_TRUE(capture);
+  AgentHarness harness(256 << 10);
+  const auto descriptor = harness.descriptor(0, *capture);
+  constexpr int kThreads = 4;
+  constexpr uint64_t kHitsPerThread = 20000;
+  std::atomic<int> running{kThreads};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      uint64_t block[agent::kSavedRegisterWords] = {};
+      block[reg("si")] = static_cast<uint64_t>(t);
+      for (uint64_t i = 0; i < kHitsPerThread; ++i) {
+        block[reg("di")] = i;
+        harness.hit(descriptor, block);
+      }
+      running.fetch_sub(1);
+    });
+  }
+  std::vector<uint64_t> next(kThreads, 0);
+  uint64_t recorded = 0, lost = 0;
+  auto consume = [&](AgentHarness::Drained drained) {
+    lost += drained.lost;
+    for (auto& [index, bytes] : drained.records) {
+      auto record = parse_agent_record(bytes, *capture);
+      ASSERT_TRUE(record) << record.error().message;
+      const uint64_t thread = record->registers[reg("si")];
+      ASSERT_LT(thread, static_cast<uint64_t>(kThreads));
+      EXPECT_GE(record->registers[reg("di")], next[thread]);
+      next[thread] = record->registers[reg("di")] + 1;
+      ++recorded;
+    }
+  };
+  while (running.load() > 0) consume(harness.drain(1));
+  for (auto& thread : threads) thread.join();
+  consume(harness.drain(1));
+  EXPECT_EQ(harness.ring()->tail, harness.ring()->head);
+  EXPECT_EQ(recorded + lost, kThreads * kHitsPerThread);
+  EXPECT_GT(recorded, 0u);
+}
+
+TEST(Agent, AnUnfinishedRecordHoldsTheSpaceButNotTheRecordsBehindIt) {
+  const ProbeFetchPlan plan = plan_for("p:g/e work a=%di:u64");
+  auto capture = compile_agent_capture(plan);
+  ASSERT_TRUE(capture);
+  AgentHarness harness(64 << 10);
+  const auto descriptor = harness.descriptor(0, *capture);
+  uint64_t block[agent::kSavedRegisterWords] = {};
+  block[reg("di")] = 1;
+  harness.hit(descriptor, block);
+  // What a thread stopped between reservation and commit leaves: a reserved header (its
+  // body not written yet). Then one more complete record behind it.
+  auto* ring = harness.ring();
+  const uint64_t stuck_at = ring->head;
+  auto* words = reinterpret_cast<uint64_t*>(reinterpret_cast<uint8_t*>(ring + 1) + stuck_at);
+  const uint64_t stuck_length = 8 * agent::kRecordFixedWords + 8;  // 48: a multiple of 16
+  ring->head = stuck_at + stuck_length;
+  words[1] = stuck_at;
+  words[0] = stuck_length;  // probe 0, not committed
+  block[reg("di")] = 3;
+  harness.hit(descriptor, block);
+
+  auto values = [&](const AgentHarness::Drained& drained) {
+    std::vector<uint64_t> out;
+    for (const auto& [index, bytes] : drained.records) out.push_back(parse_agent_record(bytes, *capture)->registers[reg("di")]);
+    return out;
+  };
+  EXPECT_EQ(values(harness.drain(1)), (std::vector<uint64_t>{1, 3}));
+  EXPECT_EQ(ring->tail, stuck_at);  // freed up to the unfinished record only
+  EXPECT_TRUE(values(harness.drain(1)).empty());  // nothing handed over twice
+  // The thread finishes its record: handed over, and everything is freed.
+  words[2] = static_cast<uint64_t>(gettid());
+  words[agent::kRecordFixedWords] = 2;
+  words[0] = agent::kCommitted | stuck_length;
+  EXPECT_EQ(values(harness.drain(1)), (std::vector<uint64_t>{2}));
+  EXPECT_EQ(ring->tail, ring->head);
+  uint64_t lost = 0;
+  harness.reader().abandon_unfinished([&](uint32_t, uint64_t n) { lost += n; });
+  EXPECT_EQ(lost, 0u);
+
+  // One that is never finished is counted when the reader gives up on it.
+  const uint64_t second = ring->head;
+  auto* never = reinterpret_cast<uint64_t*>(reinterpret_cast<uint8_t*>(ring + 1) + second);
+  ring->head = second + stuck_length;
+  never[1] = second;
+  never[0] = stuck_length;
+  EXPECT_TRUE(values(harness.drain(1)).empty());
+  harness.reader().abandon_unfinished([&](uint32_t, uint64_t n) { lost += n; });
+  EXPECT_EQ(lost, 1u);
+}
+
+TEST(Agent, WhatTheProgramScribblesOverTheRingIsNeverBelieved) {
+  const ProbeFetchPlan plan = plan_for("p:g/e work a=%di:u64 s=+0(%si):string");
+  auto capture = compile_agent_capture(plan);
+  ASSERT_TRUE(capture);
+  AgentHarness harness(64 << 10);
+  const auto descriptor = harness.descriptor(0, *capture);
+  uint64_t block[agent::kSavedRegisterWords] = {};
+  static const char text[] = "fine";
+  block[reg("si")] = reinterpret_cast<uint64_t>(text);
+  for (int i = 0; i < 20; ++i) harness.hit(descriptor, block);
+  // Flip bytes all over the records: every record either parses and stays inside its bytes,
+  // or is refused; the reader never reads past what it was given.
+  auto* data = reinterpret_cast<uint8_t*>(harness.ring() + 1);
+  uint32_t seed = 12345;
+  for (int i = 0; i < 200; ++i) {
+    seed = seed * 1103515245u + 12345u;
+    data[(seed >> 8) % harness.ring()->head] ^= static_cast<uint8_t>(seed >> 24);
+  }
+  auto drained = harness.drain(1);
+  for (auto& [index, bytes] : drained.records) {
+    auto record = parse_agent_record(bytes, *capture);
+    if (!record) continue;
+    for (const auto& chunk : record->chunks) {
+      EXPECT_GE(chunk.bytes.data(), bytes.data());
+      EXPECT_LE(chunk.bytes.data() + chunk.bytes.size(), bytes.data() + bytes.size());
+    }
+    (void)replay_agent_record(plan, *record, "x");
+  }
+  SUCCEED();
+}
+
+TEST(Agent, ArgumentsOnlyTheTracerCanFetchAreRefused) {
+  auto ret = parse_definition("r:g/e work a=$arg1", ParseOptions{});
+  ASSERT_TRUE(ret);
+  EXPECT_FALSE(compile_agent_capture(compile_fetch_plan(ret.value(), insn::Arch::X86_64)));
+  EXPECT_FALSE(compile_agent_capture(plan_for("p:g/e work cs=%cs")));
+  EXPECT_FALSE(compile_agent_capture(plan_for("p:g/e work s=+0(%di):string[17]")));
+  EXPECT_TRUE(compile_agent_capture(plan_for("p:g/e work s=+0(%di):string[16]")));
+}
+
+}  // namespace
+}  // namespace xprobe::probe
