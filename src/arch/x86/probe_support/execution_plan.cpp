@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "arch/x86/probe_support/trampoline.h"
 #include "insn/x86/decoder.h"
 #include "sim/x86/branch_sim.h"
 
@@ -56,19 +57,9 @@ ExecutionPlan plan_execution(const X86Insn& insn) {
 
 Result<std::vector<uint8_t>> build_slot(std::span<const uint8_t> bytes, const X86Insn& insn, uint64_t original,
                                         uint64_t slot) {
-  if (insn.length == 0 || bytes.size() < insn.length) return make_error("instruction bytes shorter than its length");
-  std::vector<uint8_t> code(bytes.begin(), bytes.begin() + insn.length);
-  if (insn.rip_relative) {
-    if (insn.disp_size != 4 || insn.disp_offset + 4u > insn.length) return make_error("RIP-relative displacement is not a disp32");
-    // Same target from the slot: slot + len + disp' == original + len + disp.
-    int64_t moved = insn.disp + static_cast<int64_t>(original - slot);
-    if (!fits_rel32(moved)) {
-      return make_error(fmt::format("RIP-relative target 0x{:x} is out of reach from the slot at 0x{:x}",
-                                    original + insn.length + static_cast<uint64_t>(insn.disp), slot));
-    }
-    int32_t disp32 = static_cast<int32_t>(moved);
-    std::memcpy(code.data() + insn.disp_offset, &disp32, 4);
-  }
+  auto relocated = relocate_rip_relative(bytes, insn, original, slot);
+  if (!relocated) return relocated.error();
+  std::vector<uint8_t> code = std::move(*relocated);
   int64_t back = static_cast<int64_t>(original + insn.length - (slot + insn.length + 5));
   if (!fits_rel32(back)) return make_error(fmt::format("slot at 0x{:x} is out of jump reach of 0x{:x}", slot, original));
   int32_t rel = static_cast<int32_t>(back);

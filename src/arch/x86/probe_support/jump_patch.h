@@ -1,0 +1,55 @@
+#pragma once
+// Whether a probe may become a 5-byte `jmp rel32` to a trampoline (the jump-optimized engine)
+// instead of an int3, and which instructions the jump displaces.
+//
+// The jump overwrites every instruction that starts in [address, address + 5). That is safe
+// only when nothing can arrive inside those bytes once they are overwritten:
+//   - the probe is at the function's first instruction: mid-function bytes can be reached
+//     in ways no decoding of the function shows (C++ landing pads, computed gotos, code in
+//     other functions);
+//   - no relative branch in the function, nor in its split-off parts (foo.cold), targets
+//     (address, end of the displaced instructions): all of them are decoded to their end;
+//   - the function has no indirect jump (a jump table could target anything);
+//   - no other symbol starts inside the displaced bytes (hand-written code with several
+//     entry points: the caller passes them);
+//   - every displaced instruction can run relocated in the trampoline (as in an out-of-line
+//     slot, or as a relative jmp/jcc re-encoded with rel32), and a call is the last one (its
+//     return address, pushed as the original one, is then the end of the displaced bytes).
+// Threads stopped inside the displaced bytes are the engine's to check when it patches.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "insn/x86/x86_insn.h"
+#include "support/result.h"
+
+namespace xprobe::arch::x86 {
+
+inline constexpr uint64_t kJumpPatchSize = 5;
+
+struct DisplacedInstruction {
+  insn::x86::X86Insn insn;            // decoded at its original address
+  std::vector<uint8_t> bytes;
+};
+
+struct JumpPatchPlan {
+  uint64_t address = 0;
+  uint64_t length = 0;  // bytes the displaced instructions cover (>= kJumpPatchSize)
+  std::vector<DisplacedInstruction> displaced;
+};
+
+struct CodeRange {
+  std::span<const uint8_t> bytes;  // as in the file (no breakpoints in it)
+  uint64_t start = 0;              // runtime address
+};
+
+struct JumpPatchFunction {
+  CodeRange code;                       // the whole function
+  std::vector<CodeRange> split_parts;   // its .cold/.part pieces: their branches count too
+  std::vector<uint64_t> other_symbols;  // runtime addresses of other symbols near the function
+};
+
+// The plan, or why the probe must stay a breakpoint.
+Result<JumpPatchPlan> plan_jump_patch(const JumpPatchFunction& function, uint64_t address);
+
+}  // namespace xprobe::arch::x86
