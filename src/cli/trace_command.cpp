@@ -13,6 +13,9 @@ CommandRunner add_trace_command(CLI::App& app, const std::vector<std::string>& p
   cmd->add_option("-o,--output", options->output, "write the events to this file (default: stdout)");
   cmd->add_option("--format", options->format, "ftrace (default) or json (one object per line)")
       ->check(CLI::IsMember({"ftrace", "json"}));
+  cmd->add_option("--engine", options->engine,
+                  "auto (default: jump-optimized probes where proven safe, breakpoints elsewhere), trap, or jump")
+      ->check(CLI::IsMember({"auto", "trap", "jump"}));
   cmd->add_flag("--summary", options->summary, "print a table of hits, misses and drops per probe at the end");
   cmd->add_flag("--follow-fork", options->follow_fork, "trace forked children too (default: they carry no probe)");
   cmd->add_flag("--no-irq-info", options->no_irq_info, "omit the flags column, as with the kernel's options/irq-info=0");

@@ -14,13 +14,16 @@
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "cli/event_output.h"
+#include "cli/jump_candidate.h"
 #include "cli/live_fetch.h"
 #include "probe/definition_parser.h"
+#include "probe/engine/jump_engine.h"
 #include "probe/engine/trap_engine.h"
 #include "probe/fetch_program.h"
 #include "probe/prefetched_memory.h"
@@ -84,7 +87,7 @@ struct PlantedProbe {
 class TraceSession {
  public:
   explicit TraceSession(const TraceOptions& options) : options_(options) {}
-  ~TraceSession() = default;
+  ~TraceSession() { target::set_idle_hook(nullptr); }
   int run();
 
  private:
@@ -100,9 +103,21 @@ class TraceSession {
   bool plant_pending(bool strict);
   bool resolve_relocations(probe::ProbeFetchPlan& plan, const std::string& module_path);
   void watch_dynamic_linker();
+  // An exec replaces the memory the jump engine's ring is in: a breakpoint on the exec calls
+  // of the C library drains the ring just before (a raw execve system call is not seen).
+  void watch_exec_calls();
   trace::EventRecord fetch_event(const PlantedProbe& probe, const probe::engine::HitContext& hit,
                                  std::optional<uint64_t> return_address, std::span<const uint64_t> saved_arguments);
   void on_hit(const PlantedProbe& probe, const probe::engine::HitContext& context);
+  void on_record(const PlantedProbe& probe, const probe::AgentRecord& record, uint64_t timestamp_ns);
+  void on_lost(const PlantedProbe& probe, uint64_t count);
+  void start_jump_engine();
+  // Which of the ready probes become jumps: those jump_candidate() accepts whose patched
+  // bytes hold no breakpoint (of another probe, or planted before).
+  struct JumpChoice {
+    std::optional<probe::engine::JumpProbeSpec> spec;
+    std::string why_not;
+  };
   void on_return(const PlantedProbe& probe, const probe::engine::ReturnContext& context);
   std::vector<uint64_t> save_at_entry(const PlantedProbe& probe, const probe::engine::HitContext& context);
   void emit(trace::EventRecord&& record);
@@ -115,6 +130,8 @@ class TraceSession {
   std::vector<size_t> pending_;  // indices into definitions_
   std::unique_ptr<target::Process> process_;
   std::unique_ptr<probe::engine::TrapEngine> engine_;
+  std::unique_ptr<probe::engine::JumpEngine> jump_engine_;
+  std::string jump_unusable_;  // why the process cannot have jump-optimized probes
   probe::ElfCache elf_cache_;
   probe::ModuleMap modules_;
   std::string main_executable_;
@@ -124,6 +141,7 @@ class TraceSession {
   trace::ProbeStatistics statistics_;
   std::deque<PlantedProbe> planted_;
   std::optional<probe::engine::ProbeId> rendezvous_;
+  std::set<uint64_t> exec_watches_;
   uint64_t rendezvous_address_ = 0;
   std::unique_ptr<EventOutput> output_;
   trace::FtraceOptions ftrace_options_;
@@ -319,7 +337,49 @@ bool TraceSession::plant_pending(bool strict) {
   if (failed && strict) return false;
   pending_ = std::move(still_pending);
 
-  for (Ready& item : ready) {
+  std::vector<JumpChoice> jumps(ready.size());
+  std::vector<uint64_t> trap_addresses;
+  for (size_t i = 0; i < ready.size(); ++i) {
+    JumpChoice& choice = jumps[i];
+    if (!jump_engine_) {
+      choice.why_not = jump_unusable_;
+    } else {
+      auto spec = jump_candidate(definitions_[ready[i].definition], ready[i].point, ready[i].plan, modules_);
+      if (!spec) {
+        choice.why_not = spec.error().message;
+      } else if (auto plan = probe::engine::JumpEngine::plan(*spec); !plan) {
+        choice.why_not = plan.error().message;
+      } else {
+        choice.spec = std::move(*spec);
+      }
+    }
+    if (!choice.spec) trap_addresses.push_back(ready[i].point.address);
+  }
+  // A breakpoint inside a jump's bytes would break both: such probes stay breakpoints.
+  for (JumpChoice& choice : jumps) {
+    if (!choice.spec) continue;
+    auto plan = probe::engine::JumpEngine::plan(*choice.spec);
+    const uint64_t begin = plan->address, end = plan->address + plan->length;
+    bool clash = engine_->has_site_in(begin, end);
+    for (uint64_t address : trap_addresses) clash = clash || (address >= begin && address < end);
+    if (clash) {
+      choice.spec.reset();
+      choice.why_not = "a breakpoint probe shares its bytes";
+    }
+  }
+  if (options_.engine == "jump") {
+    bool refused = false;
+    for (size_t i = 0; i < ready.size(); ++i) {
+      if (jumps[i].spec) continue;
+      fmt::print(stderr, "xprobe: {}: cannot be jump-optimized: {}\n", definitions_[ready[i].definition].command,
+                 jumps[i].why_not);
+      refused = true;
+    }
+    if (refused && strict) return false;
+  }
+
+  for (size_t i = 0; i < ready.size(); ++i) {
+    Ready& item = ready[i];
     probe::ProbeDefinition definition = definitions_[item.definition];
     definition.event = item.point.event;
     const auto catalog_id = static_cast<uint32_t>(catalog_.size());
@@ -330,6 +390,18 @@ bool TraceSession::plant_pending(bool strict) {
     planted.plan = std::move(item.plan);
     planted.address = item.point.address;
 
+    if (jumps[i].spec) {
+      probe::engine::JumpProbeSpec jump = std::move(*jumps[i].spec);
+      jump.on_record = [this, &planted](const probe::AgentRecord& r, uint64_t ns) { on_record(planted, r, ns); };
+      jump.on_lost = [this, &planted](uint64_t count) { on_lost(planted, count); };
+      auto added = jump_engine_->add_probe(std::move(jump));
+      if (added) continue;
+      if (options_.engine == "jump") {
+        fmt::print(stderr, "xprobe: {}: cannot be jump-optimized: {}\n", definition.command, added.error().message);
+        if (strict) return false;
+        continue;
+      }
+    }
     probe::engine::ProbeSpec spec;
     spec.address = item.point.address;
     spec.is_return = definition.kind == probe::ProbeKind::Return;
@@ -360,15 +432,31 @@ void TraceSession::watch_dynamic_linker() {
       const uint64_t address = symbol->address + module.bias;
       if (rendezvous_ && rendezvous_address_ == address) return;
       auto id = engine_->add_internal_breakpoint(address, [this](const probe::engine::HitContext&) {
-        if (pending_.empty()) return;
+        const bool exec_unwatched = jump_engine_ && jump_engine_->probe_count() != 0 && exec_watches_.empty();
+        if (pending_.empty() && !exec_unwatched) return;
         rebuild_modules();
-        plant_pending(false);
+        if (!pending_.empty()) plant_pending(false);
+        watch_exec_calls();
       });
       if (id) {
         rendezvous_ = *id;
         rendezvous_address_ = address;
       }
       return;
+    }
+  }
+}
+
+void TraceSession::watch_exec_calls() {
+  if (!jump_engine_ || jump_engine_->probe_count() == 0) return;
+  for (const probe::LoadedModule& module : modules_.modules()) {
+    for (const char* name : {"execve", "execveat", "fexecve", "execv", "execvp", "execvpe", "execl", "execlp", "execle"}) {
+      for (const elf::Symbol* symbol : module.elf->find_symbols(name)) {
+        if (symbol->kind != elf::SymbolKind::Function) continue;
+        const uint64_t address = symbol->address + module.bias;
+        if (!exec_watches_.insert(address).second) continue;
+        (void)engine_->add_internal_breakpoint(address, [this](const probe::engine::HitContext&) { jump_engine_->drain(); });
+      }
     }
   }
 }
@@ -399,7 +487,50 @@ trace::EventRecord TraceSession::fetch_event(const PlantedProbe& probe, const pr
 }
 
 void TraceSession::on_hit(const PlantedProbe& probe, const probe::engine::HitContext& context) {
+  if (jump_engine_) jump_engine_->drain();  // earlier jump-probe events first
   emit(fetch_event(probe, context, std::nullopt, {}));
+}
+
+void TraceSession::on_record(const PlantedProbe& probe, const probe::AgentRecord& agent_record, uint64_t timestamp_ns) {
+  statistics_.counters(probe.catalog_id).hit();
+  const auto tid = static_cast<pid_t>(agent_record.tid);
+  trace::EventRecord record;
+  record.probe_id = probe.catalog_id;
+  record.tid = tid;
+  record.comm = comms_->comm(tid);
+  record.cpu = agent_record.cpu;
+  record.timestamp_ns = timestamp_ns;
+  record.address = probe.address;
+  record.values = probe::replay_agent_record(probe.plan, agent_record, record.comm);
+  emit(std::move(record));
+}
+
+void TraceSession::on_lost(const PlantedProbe& probe, uint64_t count) {
+  trace::ProbeCounters& counters = statistics_.counters(probe.catalog_id);
+  for (uint64_t i = 0; i < count; ++i) {
+    counters.hit();
+    counters.miss();
+  }
+  statistics_.add_dropped(count);
+}
+
+void TraceSession::start_jump_engine() {
+  if (options_.engine == "trap") {
+    jump_unusable_ = "--engine trap";
+    return;
+  }
+  if (options_.follow_fork) {
+    jump_unusable_ = "--follow-fork traces children with breakpoints only";
+    return;
+  }
+  if (auto usable = probe::engine::JumpEngine::usable(process_->pid()); !usable) {
+    jump_unusable_ = usable.error().message;
+    return;
+  }
+  jump_engine_ = std::make_unique<probe::engine::JumpEngine>(*process_);
+  engine_->set_companion(jump_engine_.get());
+  process_->set_exit_observer([this](pid_t) { jump_engine_->drain(); });
+  target::set_idle_hook([this] { jump_engine_->drain(); }, 2);
 }
 
 std::vector<uint64_t> TraceSession::save_at_entry(const PlantedProbe& probe, const probe::engine::HitContext& context) {
@@ -409,6 +540,7 @@ std::vector<uint64_t> TraceSession::save_at_entry(const PlantedProbe& probe, con
 }
 
 void TraceSession::on_return(const PlantedProbe& probe, const probe::engine::ReturnContext& context) {
+  if (jump_engine_) jump_engine_->drain();
   trace::EventRecord record = fetch_event(probe, context.hit, context.return_address, context.saved);
   record.address = context.return_address;
   record.function_address = context.function;
@@ -477,27 +609,37 @@ int TraceSession::run() {
   probe::engine::EngineOptions engine_options;
   engine_options.follow_fork = options_.follow_fork;
   engine_ = std::make_unique<probe::engine::TrapEngine>(*process_, engine_options);
+  start_jump_engine();
   rebuild_modules();
   if (!plant_pending(true)) {
     fail_before_tracing();
     return 1;
   }
   watch_dynamic_linker();
+  watch_exec_calls();
   engine_->set_exec_handler([this](probe::engine::TrapEngine&) {
+    if (jump_engine_) {
+      jump_engine_->finish();  // what the old image recorded before its exec
+      jump_engine_->forget_all();
+    }
     main_executable_ = read_link(fmt::format("/proc/{}/exe", process_->pid()));
     comms_->forget_all();
     rendezvous_.reset();
+    exec_watches_.clear();
     pending_.clear();
     for (size_t i = 0; i < definitions_.size(); ++i) pending_.push_back(i);
     rebuild_modules();
     plant_pending(false);
     watch_dynamic_linker();
+    watch_exec_calls();
   });
   if (options_.format != "json") {
     output_->write_text(streaming_header(ftrace_options_));
   }
 
   auto result = engine_->run();
+  target::set_idle_hook(nullptr);
+  if (jump_engine_) jump_engine_->finish();
   print_profile();
   report_unmatched();
   if (!result) {

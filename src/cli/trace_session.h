@@ -18,6 +18,9 @@ struct TraceOptions {
   bool summary = false;
   bool follow_fork = false;
   bool no_irq_info = false;
+  // auto: jump-optimized where proven safe, breakpoints elsewhere; trap: breakpoints only;
+  // jump: every probe jump-optimized, or refuse to start.
+  std::string engine = "auto";
 };
 
 // Returns the exit status for xprobe: the program's own when it ran to its end, 128+N when a

@@ -130,6 +130,21 @@ bool uses_shadow_stack(pid_t pid) {
   return false;
 }
 
+bool process_is_ending(pid_t pid) {
+  std::ifstream status(fmt::format("/proc/{}/status", pid));
+  if (!status) return true;
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("State:", 0) == 0 && (line.find('Z') != std::string::npos || line.find('X') != std::string::npos))
+      return true;
+    if (line.rfind("ShdPnd:", 0) == 0 || line.rfind("SigPnd:", 0) == 0) {
+      const uint64_t pending = std::stoull(line.substr(line.find(':') + 1), nullptr, 16);
+      if (pending & (uint64_t{1} << (SIGKILL - 1))) return true;
+    }
+  }
+  return false;
+}
+
 Status check_traceable(pid_t pid) {
   if (pid <= 0) return make_error(fmt::format("invalid process id {}", pid));
   if (pid == ::getpid()) return make_error("xprobe cannot trace itself");
@@ -381,6 +396,7 @@ Result<std::optional<StopEvent>> Process::classify(pid_t tid, int status) {
       event.new_pid = static_cast<pid_t>(message);
       return std::optional<StopEvent>(event);
     case PTRACE_EVENT_EXIT:
+      if (exit_observer_) exit_observer_(tid);
       if (tid == pid_ && threads_.size() > 1) {
         // A leader that exits before its threads stays a zombie until they are gone: it will
         // not stop again, so nobody may wait for it.

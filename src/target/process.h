@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -124,6 +125,9 @@ class Process final : public Memory {
   void set_syscall_stub(uint64_t address) { syscall_stub_ = address; }
   static constexpr uint8_t kSyscallStub[3] = {0x0f, 0x05, 0xcc};
 
+  // Called when a thread stops on its way out (PTRACE_EVENT_EXIT), memory still in place.
+  void set_exit_observer(std::function<void(pid_t)> observer) { exit_observer_ = std::move(observer); }
+
   // The tid of any stopped thread, or 0.
   pid_t any_stopped_thread() const;
   // A stopped thread that can run a remote system call (not exiting, not waiting for a vfork
@@ -149,6 +153,7 @@ class Process final : public Memory {
   int mem_fd_ = -1;
   bool use_vm_readv_ = true;
   uint64_t syscall_stub_ = 0;
+  std::function<void(pid_t)> exit_observer_;
   std::map<pid_t, ThreadState> threads_;
   std::deque<StopEvent> pending_;
   bool waiting_for_interrupt_ = false;
@@ -159,6 +164,10 @@ class Process final : public Memory {
 // Whether the kernel runs a thread of `pid` with an x86 user shadow stack (CET): then a
 // call cannot be emulated (the hardware shadow stack would not get the return address).
 bool uses_shadow_stack(pid_t pid);
+
+// Whether `pid` is gone, a zombie, or has a SIGKILL on its way (killed from outside while we
+// were handling one of its stops): its end is then the next event to wait for.
+bool process_is_ending(pid_t pid);
 
 // Describes why `pid` cannot be traced, if something about it is visibly wrong (missing,
 // zombie, kernel thread, ourselves); success means "try PTRACE_SEIZE".

@@ -1,6 +1,7 @@
 #include "target/wait.h"
 
 #include <sys/ptrace.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 
 #include <cerrno>
@@ -28,7 +29,38 @@ void on_stop_signal(int signal) {
   errno = saved_errno;
 }
 
+std::function<void()> g_idle_hook;
+unsigned g_idle_interval_ms = 5;
+
+void on_idle_timer(int) {}
+
+// A periodic timer, so that a tick that lands just before waitpid() blocks is followed by
+// another one.
+void arm_idle_timer(bool on) {
+  itimerval timer{};
+  if (on) {
+    timer.it_value.tv_usec = static_cast<suseconds_t>(g_idle_interval_ms) * 1000;
+    timer.it_interval = timer.it_value;
+  }
+  setitimer(ITIMER_REAL, &timer, nullptr);
+}
+
 }  // namespace
+
+void set_idle_hook(std::function<void()> hook, unsigned interval_ms) {
+  static bool installed = false;
+  if (hook && !installed) {
+    struct sigaction action;
+    std::memset(&action, 0, sizeof action);
+    action.sa_handler = on_idle_timer;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = 0;  // no SA_RESTART: the blocked waitpid returns EINTR
+    sigaction(SIGALRM, &action, nullptr);
+    installed = true;
+  }
+  g_idle_hook = std::move(hook);
+  g_idle_interval_ms = interval_ms == 0 ? 1 : interval_ms;
+}
 
 StopSignals::StopSignals() {
   if (g_stop_signals_depth++ > 0) return;
@@ -57,6 +89,7 @@ constexpr int kPollsBeforeSleeping = 200;  // ~0.2 ms of waitpid(WNOHANG) at mos
 
 Result<std::optional<RawWait>> wait_any(std::optional<pid_t> tid) {
   pid_t which = tid ? *tid : -1;
+  bool just_idled = false;
   for (;;) {
     // A specific tid is waited for inside a protocol step (an injected syscall, an
     // interrupt); the stop request is honoured by the caller's next general wait.
@@ -69,13 +102,27 @@ Result<std::optional<RawWait>> wait_any(std::optional<pid_t> tid) {
     // that arrives with it is honoured by the next call. (Dropping it would leave that
     // thread in a ptrace-stop nobody knows about: the detach then waits for it forever.)
     pid_t got = 0;
-    for (int spin = 0; spin < kPollsBeforeSleeping && got == 0; ++spin) {
+    for (int spin = just_idled ? kPollsBeforeSleeping : 0; spin < kPollsBeforeSleeping && got == 0; ++spin) {
       got = ::waitpid(which, &status, __WALL | WNOHANG);
       if (got == 0 && !tid && g_stop_requested) return std::optional<RawWait>();
     }
-    if (got == 0) got = ::waitpid(which, &status, __WALL);
+    bool idle = false;
+    if (got == 0) {
+      const bool timed = !tid && g_idle_hook;
+      if (timed) arm_idle_timer(true);
+      got = ::waitpid(which, &status, __WALL);
+      const int saved_errno = errno;
+      if (timed) arm_idle_timer(false);
+      errno = saved_errno;
+      idle = timed && got < 0 && errno == EINTR;
+    }
     if (got > 0) return std::optional<RawWait>(RawWait{got, status});
-    if (errno == EINTR) continue;
+    if (errno == EINTR) {
+      // After a timer tick, straight back to sleep: polling is for right after a resume.
+      just_idled = idle;
+      if (idle && !g_stop_requested) g_idle_hook();
+      continue;
+    }
     return make_error(fmt::format("waitpid: {}", std::strerror(errno)));
   }
 }

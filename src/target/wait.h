@@ -3,6 +3,7 @@
 // request (SIGINT/SIGTERM sent to the tracer) without a race.
 #include <sys/types.h>
 
+#include <functional>
 #include <optional>
 
 #include "support/result.h"
@@ -28,6 +29,10 @@ bool stop_requested();
 int stop_signal();
 void request_stop();        // as if SIGINT had arrived (tests, the CLI)
 void clear_stop_request();
+
+// While set, a wait for any child that blocks longer than `interval_ms` runs `hook` and
+// waits on (the jump engine's records are collected so even when no thread stops).
+void set_idle_hook(std::function<void()> hook, unsigned interval_ms = 5);
 
 struct RawWait {
   pid_t tid = 0;

@@ -165,6 +165,7 @@ Result<TrapEngine::Site*> TrapEngine::site_for(uint64_t address) {
   auto fail = [&](const std::string& why) {
     return make_error(fmt::format("Could not insert probe at address 0x{:x} due to: {}", address, why));
   };
+  if (companion_ && companion_->covers(address)) return fail("the address lies in the bytes of a jump-optimized probe");
   auto site = std::make_unique<Site>();
   site->address = address;
   auto insn = decode_at(address, site->bytes);
@@ -192,6 +193,11 @@ Result<TrapEngine::Site*> TrapEngine::site_for(uint64_t address) {
   Site* raw = site.get();
   sites_[address] = std::move(site);
   return raw;
+}
+
+bool TrapEngine::has_site_in(uint64_t begin, uint64_t end) const {
+  auto it = sites_.lower_bound(begin);
+  return it != sites_.end() && it->first < end;
 }
 
 Status TrapEngine::for_each_address_space(const std::function<Status(Process&)>& action) {
@@ -498,6 +504,7 @@ Status TrapEngine::on_fork(const StopEvent& event) {
   for (auto& [address, site] : sites_) {
     if (site->planted) (void)(*child)->write(address, std::span<const uint8_t>(site->bytes.data(), 1));
   }
+  if (companion_) (void)companion_->restore_in(**child);
   (void)move_out_of_slots(**child);
   return (*child)->detach();
 }
@@ -647,7 +654,11 @@ Result<RunResult> TrapEngine::run() {
         if (handled) handled = on_followed_event(event.tid);
         break;
     }
-    if (!handled) return handled.error();
+    if (!handled) {
+      // Killed from outside while we handled its stop: not an error of ours; its end comes next.
+      if (target::process_is_ending(process_.pid())) continue;
+      return handled.error();
+    }
   }
 }
 
@@ -698,6 +709,10 @@ Status TrapEngine::detach() {
     if (auto stopped = detach_one(process_); !stopped) return stopped;
   }
   for (auto& [pid, child] : followed_) (void)detach_one(*child);
+  if (companion_ && process_.alive()) {
+    companion_->drain();
+    (void)companion_->restore_in(process_);
+  }
   for (auto& [address, site] : sites_) (void)unplant(*site);
   for (auto& [pid, child] : vfork_children_) {
     (void)child->stop_all();

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "insn/x86/decoder.h"
+#include "probe/engine/patch_companion.h"
 #include "support/result.h"
 #include "target/process.h"
 
@@ -120,6 +121,12 @@ class TrapEngine {
 
   target::Process& process() { return process_; }
 
+  // Another engine's code patches in this process (the jump engine): told when to drain
+  // and when to undo them; no breakpoint is ever planted inside them.
+  void set_companion(PatchCompanion* companion) { companion_ = companion; }
+  // Whether a breakpoint of ours sits in [begin, end).
+  bool has_site_in(uint64_t begin, uint64_t end) const;
+
  private:
   struct Site;
   struct Frame;
@@ -165,6 +172,7 @@ class TrapEngine {
   ProbeId next_id_ = 1;
   pid_t current_tid_ = 0;  // the thread whose hit is being handled (stays stopped)
   bool detached_ = false;
+  PatchCompanion* companion_ = nullptr;
 };
 
 }  // namespace xprobe::probe::engine

@@ -1,0 +1,21 @@
+#pragma once
+// Whether a resolved probe can go on the jump-optimized engine, and its spec if so: an entry
+// probe at a function's first instruction whose arguments the agent can record, in a function
+// whose bytes prove the jump safe (arch/x86/probe_support/jump_patch.h).
+#include <string>
+
+#include "probe/definition.h"
+#include "probe/engine/jump_engine.h"
+#include "probe/fetch_program.h"
+#include "probe/resolve/module_map.h"
+#include "probe/resolve/place_resolver.h"
+#include "support/result.h"
+
+namespace xprobe::cli {
+
+// The spec without its callbacks, or why the probe needs a breakpoint.
+Result<probe::engine::JumpProbeSpec> jump_candidate(const probe::ProbeDefinition& definition,
+                                                    const probe::ResolvedPoint& point,
+                                                    const probe::ProbeFetchPlan& plan, const probe::ModuleMap& modules);
+
+}  // namespace xprobe::cli

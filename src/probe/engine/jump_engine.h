@@ -1,0 +1,95 @@
+#pragma once
+// The jump-optimized engine (the kernel's optprobes, in user space). Where the decoder proves
+// it safe (arch/x86/probe_support/jump_patch.h), a probe's first instruction becomes a jmp to
+// a trampoline that calls the in-process agent (probe/agent): the agent records the event
+// into a ring in the traced process's memory and the thread runs on — no trap, no stop, no
+// context switch. The tracer drains the ring (drain(), called between ptrace events, on a
+// timer while it waits, at every thread exit and before a detach) and replays the fetch
+// programs on what was recorded (probe/agent_capture.h).
+//
+// The trap engine stays in charge of the process (threads, signals, fork, exec, detach) and
+// tells this engine, through PatchCompanion, when its patches must be drained or undone.
+// What stays in the program after a detach: the code area (agent and trampolines, r-x) and
+// the ring (rw-), because a thread may still be inside a trampoline; they are never entered
+// again once the jumps are gone. After SIGKILL of xprobe the jumps stay: the agent keeps
+// recording into a ring nobody reads (and drops once it is full); the program is unharmed.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arch/x86/probe_support/jump_patch.h"
+#include "probe/agent_capture.h"
+#include "probe/agent_ring_reader.h"
+#include "probe/engine/patch_companion.h"
+#include "support/result.h"
+#include "target/process.h"
+
+namespace xprobe::probe::engine {
+
+struct JumpProbeSpec {
+  uint64_t address = 0;
+  arch::x86::JumpPatchFunction function;  // the probed function, bytes as in its file
+  AgentCapture capture;
+  // One call per recorded hit, from drain(). `record` is validated; `timestamp_ns` is
+  // CLOCK_MONOTONIC like the trap engine's events.
+  std::function<void(const AgentRecord& record, uint64_t timestamp_ns)> on_record;
+  // Hits the agent could not record (ring full) or whose record was unreadable.
+  std::function<void(uint64_t count)> on_lost;
+};
+
+class JumpEngine final : public PatchCompanion {
+ public:
+  explicit JumpEngine(target::Process& process);
+  ~JumpEngine() override;
+  JumpEngine(const JumpEngine&) = delete;
+  JumpEngine& operator=(const JumpEngine&) = delete;
+
+  // Why this process cannot use the engine at all (seccomp, not x86-64), or success.
+  static Status usable(pid_t pid);
+
+  // Plants the probe as a jump. Every thread of the process must be stopped. An error says
+  // why it cannot be a jump; nothing was changed then and the caller plants a breakpoint.
+  Status add_probe(JumpProbeSpec spec);
+  // [address, address + length) of the planned patch for `spec`, or the reason it cannot be.
+  static Result<arch::x86::JumpPatchPlan> plan(const JumpProbeSpec& spec);
+
+  size_t probe_count() const { return probes_.size(); }
+
+  // Tracing ended (the process exited, was killed, or was detached): a last drain if it is
+  // still there, then the records threads reserved and never finished count as lost.
+  void finish();
+
+  // PatchCompanion
+  void drain() override;
+  Status restore_in(target::Process& process) override;
+  void forget_all() override;
+  bool covers(uint64_t address) const override;
+
+ private:
+  struct Probe;
+  struct CodeArea {
+    uint64_t start = 0;
+    uint64_t size = 0;
+    uint64_t used = 0;
+  };
+  Status map_ring(pid_t tid);
+  Result<uint64_t> allocate_code(uint64_t near, uint64_t bytes, pid_t tid);
+  uint64_t now_ns(uint64_t tsc);
+
+  target::Process& process_;
+  uint64_t ring_ = 0;  // AgentRingHeader in the process; 0 until the first probe
+  std::unique_ptr<AgentRingReader> ring_reader_;
+  std::vector<CodeArea> areas_;
+  std::vector<std::unique_ptr<Probe>> probes_;  // index = the agent's probe_index
+  // TSC -> CLOCK_MONOTONIC: a reference pair taken at start and the latest drain's.
+  uint64_t tsc_origin_ = 0, ns_origin_ = 0;
+  double tsc_per_ns_ = 0;
+  bool draining_ = false;
+};
+
+}  // namespace xprobe::probe::engine
