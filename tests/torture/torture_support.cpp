@@ -313,7 +313,8 @@ bool wait_until_planted(pid_t pid, const std::string& object_path, const std::st
   for (int waited = 0; waited < timeout_ms; waited += 5) {
     const char state = process_state(pid);
     if (state == 0 || state == 'Z') return false;
-    if (code_byte(pid, object_path, symbol) == 0xcc) return true;
+    const int first = code_byte(pid, object_path, symbol);
+    if (first == 0xcc || first == 0xe9) return true;  // a breakpoint, or a jump-optimized probe's jmp
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return false;
