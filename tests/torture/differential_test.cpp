@@ -345,9 +345,6 @@ TEST(Differential, ZstdMultithreadedLibcProbes) {
 // instance's output must equal the untraced run's.
 TEST(Differential, ZstdAttachTraceDetachCycles) {
   if (!have("/usr/bin/zstd")) GTEST_SKIP() << "zstd not installed";
-  // Intermittent (about one crash of the program per 100-150 cycles): kept out of CI until fixed,
-  // still run by ./run torture.
-  if (!full_run()) GTEST_SKIP() << "known bug: see torture-findings #6";
   const int wanted_cycles = full_run() ? 40 : 6;
   const Workload workload = zstd_workload(full_run() ? 400000 : 150000);
   const WorkloadRun untraced = run_workload(workload, {}, 120);

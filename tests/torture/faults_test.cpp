@@ -113,6 +113,58 @@ TEST(Faults, SigintOrSigtermAtRandomMomentsLetTheLaunchedProgramFinish) {
                                                        ::testing::Test::HasFailure() ? "FAIL" : "PASS"));
 }
 
+// Whether `pid` has a handler for SIGINT (SigCgt in /proc/PID/status).
+bool catches_sigint(pid_t pid) {
+  std::istringstream in(read_file(fmt::format("/proc/{}/status", pid)));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("SigCgt:", 0) == 0) return std::stoull(line.substr(7), nullptr, 16) & (1ull << (SIGINT - 1));
+  }
+  return false;
+}
+
+// SIGINT within the first milliseconds after xprobe installed its handler, while it starts the
+// program (torture-findings #7): either the program never started (xprobe says so and exits
+// 130) or it ran to its end with its own status and output. Never the old
+// "the new process did not stop before exec".
+TEST(Faults, SigintDuringTheLaunchSaysTheProgramNeverStarted) {
+  const Workload churn = program_workload("churn", {"12", "4", "1500"});
+  const WorkloadRun untraced = run_workload(churn, {}, 60);
+  ASSERT_EQ(untraced.status, 0);
+  std::mt19937 random(31);
+  const int rounds = full_run() ? 100 : 20;
+  int interrupted = 0, said_so = 0, ran = 0;
+  for (int round = 0; round < rounds; ++round) {
+    StartedWorkload traced = start_workload(churn, trace_prefix({"p:f/work work x=%di:s64"}));
+    // From the moment xprobe catches SIGINT (its first step) into the launch and the planting.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!catches_sigint(traced.pid) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(random() % 3000));
+    kill(traced.pid, SIGINT);
+    WorkloadRun run = finish_workload(churn, traced, 120);
+    const int program_status = wait_for_adopted(traced, run);
+    SCOPED_TRACE(fmt::format("round {}: status {}\n{}", round, run.status, run.err));
+    EXPECT_EQ(run.err.find("did not stop before exec"), std::string::npos);
+    if (run.status == 130) {
+      ++interrupted;
+      const bool message = run.err.find("interrupted before the program started") != std::string::npos;
+      if (message) ++said_so;
+      EXPECT_TRUE(run.err.empty() || message);
+      EXPECT_TRUE(run.out.empty());
+    } else {
+      ++ran;
+      EXPECT_EQ(run.status, untraced.status);
+      EXPECT_EQ(run.out, untraced.out);
+    }
+    EXPECT_EQ(program_status, -1) << "xprobe exited before the program it launched";
+    expect_no_leftovers("interrupted launch");
+  }
+  record_summary("faults/sigint-during-launch", fmt::format("rounds={} never-started={} (said so: {}) ran={} {}", rounds, interrupted, said_so, ran,
+                                                            ::testing::Test::HasFailure() ? "FAIL" : "PASS"));
+}
+
 TEST(Faults, SigintAtRandomMomentsDetachesFromTheAttachedProgram) {
   const Workload churn = program_workload("churn", {full_run() ? "600" : "200", "4", "1500"});
   const WorkloadRun untraced = run_workload(churn, {}, 120);
