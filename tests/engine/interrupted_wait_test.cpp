@@ -145,12 +145,15 @@ TEST_F(InterruptedWait, ARemoteSystemCallWhoseWaitIsInterruptedRunsTheThreadOnce
   ASSERT_TRUE(launched) << launched.error().message;
   Process& process = **launched;
   const pid_t tid = process.pid();
-  auto before = process.get_registers(tid);
-  ASSERT_TRUE(before) << before.error().message;
-  auto area = process.remote_mmap_near(tid, before->ip(), 4096, PROT_READ | PROT_EXEC, uint64_t{1} << 30);
+  auto at_exec = process.get_registers(tid);
+  ASSERT_TRUE(at_exec) << at_exec.error().message;
+  auto area = process.remote_mmap_near(tid, at_exec->ip(), 4096, PROT_READ | PROT_EXEC, uint64_t{1} << 30);
   ASSERT_TRUE(area) << area.error().message;
   ASSERT_TRUE(process.write(*area, Process::kSyscallStub));
   process.set_syscall_stub(*area);
+  // (Taken now: the first remote call let the exec the shell was stopped in finish.)
+  auto before = process.get_registers(tid);
+  ASSERT_TRUE(before) << before.error().message;
 
   g_kill_on_sigsegv = tid;
   g_interposed = Interposed::InterruptOnceStopped;

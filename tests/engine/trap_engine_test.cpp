@@ -757,3 +757,54 @@ TEST(TrapEngineTest, DetachWhileThreadsSleepInASyscallRunOutOfLine) {
 
 }  // namespace
 }  // namespace xprobe::probe::engine
+
+namespace xprobe::probe::engine {
+namespace {
+
+using namespace xprobe::testing;
+
+// A detach from inside a hit's callback (the engine promises detach() is safe at any time):
+// the hit thread had executed the int3 and was not resumed yet, so it sat one byte into the
+// probed instruction. The detach left it there: add's `lea (%rdi,%rsi),%eax` (8d 04 37) ran
+// on as `add $0x37,%al`, and the program printed a wrong sum.
+TEST(TrapEngineTest, DetachFromAHitCallbackPutsTheHitThreadBackOnTheProbedInstruction) {
+  std::string program = e2e_program("counter");
+  auto untraced = run_untraced({program, "200000000"});
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(pipe_fds[1], 1);
+    close(pipe_fds[0]);
+    execl(program.c_str(), program.c_str(), "200000000", nullptr);
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  {
+    auto process = target::Process::attach(pid);
+    ASSERT_TRUE(process) << process.error().message;
+    TrapEngine engine(**process, engine_options());
+    ProbeSpec add;
+    add.address = symbol_address(pid, program, "add");
+    ASSERT_NE(add.address, 0u);
+    int hits = 0;
+    add.on_hit = [&](const HitContext&) {
+      if (++hits == 5) (void)engine.detach();
+    };
+    ASSERT_TRUE(engine.add_probe(add));
+    auto result = engine.run();
+    if (result) {
+      EXPECT_EQ(result->end, RunEnd::Detached);
+    } else {
+      ADD_FAILURE() << "run() after the detach: " << result.error().message;
+    }
+    EXPECT_EQ(hits, 5);
+  }
+  const xprobe::testing::RunResult finished = finish_child(pipe_fds[0], pid);
+  EXPECT_EQ(finished.exit_status, untraced.exit_status);
+  EXPECT_EQ(finished.output, untraced.output);
+}
+
+}  // namespace
+}  // namespace xprobe::probe::engine

@@ -388,6 +388,9 @@ Status TrapEngine::handle_trap(Process& process, const StopEvent& event, bool re
                                                              : process.get_registers(tid);
   if (!registers) return registers.error();
   registers->set_ip(address);
+  // Until it is resumed, the thread sits one byte into the probed instruction: should anything
+  // end tracing before that (a detach from a callback, an error), the detach puts it back.
+  unresumed_traps_[tid] = address;
   if (auto replay = replays_.find(tid); replay != replays_.end()) {
     if (replay->second == std::make_pair(address, registers->sp())) report = false;
     replays_.erase(replay);
@@ -438,7 +441,9 @@ Status TrapEngine::handle_trap(Process& process, const StopEvent& event, bool re
       shadow_stacks_[tid].push_back(std::move(frame));
     }
     current_tid_ = 0;
+    if (detached_) return {};  // a callback detached: the detach put the thread back already
   }
+  unresumed_traps_.erase(tid);
   found = sites_.find(address);
   if (found == sites_.end() || !found->second->planted) {
     // A callback removed the last probe here: the original instruction is back in place.
@@ -569,6 +574,7 @@ Status TrapEngine::on_followed_event(pid_t tid) {
       return {};
     case StopKind::ThreadExited: {
       replays_.erase(e.tid);
+      unresumed_traps_.erase(e.tid);
       auto stack = shadow_stacks_.find(e.tid);
       if (stack != shadow_stacks_.end()) {
         std::vector<Frame> frames = std::move(stack->second);
@@ -591,6 +597,7 @@ Status TrapEngine::on_exec() {
   retired_.clear();
   shadow_stacks_.clear();
   replays_.clear();
+  unresumed_traps_.clear();
   for (auto& [id, probe] : probes_) {
     probe->removed = true;
     probe->active = 0;
@@ -634,6 +641,7 @@ Result<RunResult> TrapEngine::run() {
         break;
       case StopKind::ThreadExited: {
         replays_.erase(event.tid);
+        unresumed_traps_.erase(event.tid);
         auto stack = shadow_stacks_.find(event.tid);
         if (stack != shadow_stacks_.end()) {
           std::vector<Frame> frames = std::move(stack->second);
@@ -659,11 +667,20 @@ Result<RunResult> TrapEngine::run() {
       if (target::process_is_ending(process_.pid())) continue;
       return handled.error();
     }
+    if (detached_) return RunResult{RunEnd::Detached, 0, 0};  // a callback detached
   }
 }
 
 Status TrapEngine::detach_one(Process& process) {
   if (auto stopped = process.stop_all(); !stopped) return stopped;
+  for (const auto& [tid, address] : unresumed_traps_) {
+    if (!process.owns(tid)) continue;
+    auto registers = process.get_registers(tid);
+    if (registers && registers->ip() == address + 1) {
+      registers->set_ip(address);
+      (void)process.set_registers(tid, *registers);
+    }
+  }
   std::deque<StopEvent> events = process.take_pending_events();
   for (const StopEvent& event : events) {
     switch (event.kind) {

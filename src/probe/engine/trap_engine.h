@@ -162,6 +162,7 @@ class TrapEngine {
   std::map<pid_t, std::vector<Frame>> shadow_stacks_;
   std::vector<SlotArea> areas_;
   std::map<pid_t, std::pair<uint64_t, uint64_t>> replays_;  // tid -> {address, rsp} of a hit being replayed
+  std::map<pid_t, uint64_t> unresumed_traps_;  // tid -> breakpoint address of a hit not resumed yet
   std::set<uint64_t> retired_;  // addresses whose breakpoint was removed: a late trap there is ours
   std::map<pid_t, std::unique_ptr<target::Process>> vfork_children_;
   std::map<pid_t, std::unique_ptr<target::Process>> followed_;  // forked children we trace (by pid)
