@@ -118,6 +118,17 @@ ProbeFetchPlan plan_for(const std::string& definition) {
   return compile_fetch_plan(parsed.value(), insn::Arch::X86_64);
 }
 
+// One probe compiled for the agent, with a harness whose ring holds `ring_size` bytes.
+struct PreparedProbe {
+  PreparedProbe(const std::string& definition, uint64_t ring_size)
+      : plan(plan_for(definition)), capture(*compile_agent_capture(plan)), harness(ring_size),
+        descriptor(harness.descriptor(0, capture)) {}
+  ProbeFetchPlan plan;
+  AgentCapture capture;
+  AgentHarness harness;
+  std::vector<uint8_t> descriptor;
+};
+
 std::string show(const FetchedValue& value) {
   std::string out = value.fault ? "fault:" : "ok:";
   for (uint64_t n : value.numbers) out += std::to_string(n) + ",";
@@ -203,11 +214,8 @@ TEST(Agent, StringRunningIntoAnUnmappedPageFaults) {
 }
 
 TEST(Agent, AFullRingCountsEveryHitItCouldNotRecord) {
-  const ProbeFetchPlan plan = plan_for("p:g/e work a=%di:u64 s=+0(%si):string");
-  auto capture = compile_agent_capture(plan);
-  ASSERT_TRUE(capture);
-  AgentHarness harness(64 << 10);
-  const auto descriptor = harness.descriptor(0, *capture);
+  PreparedProbe prepared("p:g/e work a=%di:u64 s=+0(%si):string", 64 << 10);
+  auto& [plan, capture, harness, descriptor] = prepared;
   static const char text[] = "ring";
   uint64_t block[agent::kSavedRegisterWords] = {};
   block[reg("si")] = reinterpret_cast<uint64_t>(text);
@@ -220,7 +228,7 @@ TEST(Agent, AFullRingCountsEveryHitItCouldNotRecord) {
       auto drained = harness.drain(1);
       lost += drained.lost;
       for (auto& [index, bytes] : drained.records) {
-        auto record = parse_agent_record(bytes, *capture);
+        auto record = parse_agent_record(bytes, capture);
         ASSERT_TRUE(record);
         EXPECT_GE(record->registers[reg("di")], expected_next);  // in order, gaps only where dropped
         expected_next = record->registers[reg("di")] + 1;
@@ -237,11 +245,8 @@ TEST(Agent, AFullRingCountsEveryHitItCouldNotRecord) {
 }
 
 TEST(Agent, ManyThreadsRecordConcurrentlyWithoutLosingOrTearingARecord) {
-  const ProbeFetchPlan plan = plan_for("p:g/e work seq=%di:u64 thread=%si:u64");
-  auto capture = compile_agent_capture(plan);
-  ASSERT_TRUE(capture);
-  AgentHarness harness(256 << 10);
-  const auto descriptor = harness.descriptor(0, *capture);
+  PreparedProbe prepared("p:g/e work seq=%di:u64 thread=%si:u64", 256 << 10);
+  auto& [plan, capture, harness, descriptor] = prepared;
   constexpr int kThreads = 4;
   constexpr uint64_t kHitsPerThread = 20000;
   std::atomic<int> running{kThreads};
@@ -262,7 +267,7 @@ TEST(Agent, ManyThreadsRecordConcurrentlyWithoutLosingOrTearingARecord) {
   auto consume = [&](AgentHarness::Drained drained) {
     lost += drained.lost;
     for (auto& [index, bytes] : drained.records) {
-      auto record = parse_agent_record(bytes, *capture);
+      auto record = parse_agent_record(bytes, capture);
       ASSERT_TRUE(record) << record.error().message;
       const uint64_t thread = record->registers[reg("si")];
       ASSERT_LT(thread, static_cast<uint64_t>(kThreads));
@@ -280,11 +285,8 @@ TEST(Agent, ManyThreadsRecordConcurrentlyWithoutLosingOrTearingARecord) {
 }
 
 TEST(Agent, AnUnfinishedRecordHoldsTheSpaceButNotTheRecordsBehindIt) {
-  const ProbeFetchPlan plan = plan_for("p:g/e work a=%di:u64");
-  auto capture = compile_agent_capture(plan);
-  ASSERT_TRUE(capture);
-  AgentHarness harness(64 << 10);
-  const auto descriptor = harness.descriptor(0, *capture);
+  PreparedProbe prepared("p:g/e work a=%di:u64", 64 << 10);
+  auto& [plan, capture, harness, descriptor] = prepared;
   uint64_t block[agent::kSavedRegisterWords] = {};
   block[reg("di")] = 1;
   harness.hit(descriptor, block);
@@ -302,7 +304,7 @@ TEST(Agent, AnUnfinishedRecordHoldsTheSpaceButNotTheRecordsBehindIt) {
 
   auto values = [&](const AgentHarness::Drained& drained) {
     std::vector<uint64_t> out;
-    for (const auto& [index, bytes] : drained.records) out.push_back(parse_agent_record(bytes, *capture)->registers[reg("di")]);
+    for (const auto& [index, bytes] : drained.records) out.push_back(parse_agent_record(bytes, capture)->registers[reg("di")]);
     return out;
   };
   EXPECT_EQ(values(harness.drain(1)), (std::vector<uint64_t>{1, 3}));
@@ -330,11 +332,8 @@ TEST(Agent, AnUnfinishedRecordHoldsTheSpaceButNotTheRecordsBehindIt) {
 }
 
 TEST(Agent, WhatTheProgramScribblesOverTheRingIsNeverBelieved) {
-  const ProbeFetchPlan plan = plan_for("p:g/e work a=%di:u64 s=+0(%si):string");
-  auto capture = compile_agent_capture(plan);
-  ASSERT_TRUE(capture);
-  AgentHarness harness(64 << 10);
-  const auto descriptor = harness.descriptor(0, *capture);
+  PreparedProbe prepared("p:g/e work a=%di:u64 s=+0(%si):string", 64 << 10);
+  auto& [plan, capture, harness, descriptor] = prepared;
   uint64_t block[agent::kSavedRegisterWords] = {};
   static const char text[] = "fine";
   block[reg("si")] = reinterpret_cast<uint64_t>(text);
@@ -349,7 +348,7 @@ TEST(Agent, WhatTheProgramScribblesOverTheRingIsNeverBelieved) {
   }
   auto drained = harness.drain(1);
   for (auto& [index, bytes] : drained.records) {
-    auto record = parse_agent_record(bytes, *capture);
+    auto record = parse_agent_record(bytes, capture);
     if (!record) continue;
     for (const auto& chunk : record->chunks) {
       EXPECT_GE(chunk.bytes.data(), bytes.data());
