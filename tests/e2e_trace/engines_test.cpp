@@ -1,6 +1,19 @@
 // The two engines side by side on a real program: every entry probe of fetch_args_test.cpp's
 // kinds, once with breakpoints only (--engine trap) and once jump-optimized (--engine jump).
 // The events must be the same, value for value, and the program's output untouched.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "test_support.h"
@@ -85,6 +98,91 @@ TEST(Engines, AutoMixesJumpsAndBreakpointsOnOneFunction) {
   EXPECT_EQ(count(run.events, "in"), count(run.events, "out"));
   EXPECT_GT(count(run.events, "in"), 0u);
   EXPECT_EQ(count(run.events, "str"), 3u) << run.trace_text;
+}
+
+// Mapping start -> {permissions, Rss in kB} of a process.
+std::map<uint64_t, std::pair<std::string, long>> mappings(pid_t pid) {
+  std::map<uint64_t, std::pair<std::string, long>> out;
+  std::ifstream smaps(fmt::format("/proc/{}/smaps", pid));
+  std::string line;
+  uint64_t current = 0;
+  while (std::getline(smaps, line)) {
+    std::istringstream fields(line);
+    std::string first, second;
+    fields >> first >> second;
+    if (first == "Rss:") {
+      out[current].second = std::stol(second);
+    } else if (first.find('-') != std::string::npos && second.size() == 4) {
+      current = std::stoull(first.substr(0, first.find('-')), nullptr, 16);
+      out[current] = {second, 0};
+    }
+  }
+  return out;
+}
+
+uint8_t code_byte(pid_t pid, uint64_t address) {
+  uint8_t byte = 0;
+  const int fd = open(fmt::format("/proc/{}/mem", pid).c_str(), O_RDONLY);
+  if (fd >= 0) {
+    (void)pread(fd, &byte, 1, static_cast<off_t>(address));
+    close(fd);
+  }
+  return byte;
+}
+
+TEST(Engines, DetachingFromJumpsRestoresTheCodeAndGivesTheRingBack) {
+  const std::string program = e2e_program("ticker");
+  const RunResult untraced = run_untraced({program, "600"});
+  const std::string out = fmt::format("{}/ticker-jump-{}.out", ::testing::TempDir(), getpid());
+  const pid_t child = fork();
+  if (child == 0) {
+    const int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    execl(program.c_str(), program.c_str(), "600", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const uint64_t tick = symbol_address(child, program, "tick");
+  const uint8_t original = code_byte(child, tick);
+  const auto before = mappings(child);
+  const std::string events = fmt::format("{}/ticker-jump-{}.events", ::testing::TempDir(), getpid());
+  unlink(events.c_str());
+  const pid_t tracer = fork();
+  if (tracer == 0) {
+    const int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 2);
+    execl(XPROBE_PATH, XPROBE_PATH, "trace", "--engine", "jump", "-p", std::to_string(child).c_str(), "-o",
+          events.c_str(), "-e", "p:t/tick tick x=%di:s64", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  bool jumped = false;
+  for (int waited = 0; waited < 2000 && count(parse_trace(read_text_file(events)), "tick") < 5; ++waited) {
+    jumped = jumped || code_byte(child, tick) == 0xe9;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  jumped = jumped || code_byte(child, tick) == 0xe9;
+  EXPECT_TRUE(jumped) << "the probe was not a jump";
+  kill(tracer, SIGINT);
+  int tracer_status = 0;
+  waitpid(tracer, &tracer_status, 0);
+  EXPECT_TRUE(WIFEXITED(tracer_status) && WEXITSTATUS(tracer_status) == 0) << tracer_status;
+  EXPECT_EQ(code_byte(child, tick), original);
+  // What the engine mapped stays (a thread could still be in a trampoline), but the ring's
+  // pages are given back.
+  const auto after = mappings(child);
+  int added_writable = 0;
+  for (const auto& [start, mapping] : after) {
+    if (before.count(start) || mapping.first.rfind("rw", 0) != 0) continue;
+    ++added_writable;
+    EXPECT_LE(mapping.second, 8) << "kB still resident in the mapping at " << std::hex << start;
+  }
+  EXPECT_GE(added_writable, 1) << "no ring found";
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "the program did not survive the detach: " << status;
+  EXPECT_EQ(WEXITSTATUS(status), untraced.exit_status);
+  EXPECT_EQ(read_text_file(out), untraced.output);
+  EXPECT_GE(count(parse_trace(read_text_file(events)), "tick"), 5u);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "probe/engine/jump_engine.h"
 
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <x86intrin.h>
 
@@ -234,6 +235,15 @@ Status JumpEngine::restore_in(target::Process& process) {
   }
   if (&process == &process_) {
     for (auto& probe : probes_) probe->planted = false;
+    drain();  // what came in while the jumps were being removed
+  }
+  // The ring's pages go back to the kernel: a detach must not leave megabytes behind. Its
+  // header reads as zeros then, so a thread still inside a trampoline records nothing.
+  if (ring_ != 0) {
+    if (const pid_t tid = process.any_stopped_thread(); tid != 0) {
+      const uint64_t args[] = {ring_, kRingHeaderBytes + kRingBytes, MADV_DONTNEED};
+      (void)process.remote_syscall(tid, SYS_madvise, args);
+    }
   }
   return result;
 }
