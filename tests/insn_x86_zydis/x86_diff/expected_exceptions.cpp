@@ -49,7 +49,9 @@ bool every_continuation_invalid(const Comparison& c) {
 // #UD whatever follows: in 64-bit mode a REX/66/F2/F3/F0 prefix before VEX/EVEX (SDM vol. 2
 // §2.3.2, §2.7.1), an MVEX introducer (see above), LOCK on an opcode or register form that
 // cannot be locked (SDM vol. 2 LOCK), a ModRM naming a register the instruction cannot
-// have (MOV Sreg 6/7, MOV to CS, ...). Checked per case: every continuation is Invalid.
+// have (MOV Sreg 6/7, MOV to CS, ...), a vector operand rule the bytes up to ModRM/SIB
+// already break (the opcode map's W/L/b/z/mask/register rules; Zydis checks some of them
+// only once the whole instruction is read). Checked per case: every continuation is Invalid.
 bool refused_before_the_end(const Comparison& c) {
   if (c.ours != DecodeStatus::Invalid || c.zydis.status != DecodeStatus::Truncated) return false;
   return c.bytes.size() < 15 && every_continuation_invalid(c);
@@ -285,7 +287,8 @@ const std::vector<ExpectedException>& expected_exceptions() {
       {"Knights Corner (MVEX, KNC VEX mask ops): Zydis decodes them, objdump 2.40 and non-Phi CPUs do not",
        "SDM vol. 2 §2.7.1 Table 2-30 (EVEX P1[2] = 1); objdump 2.40: (bad)", zydis_decodes_knights_corner, Mode::Long64,
        Vendor::Intel, "62 f3 79 20 1f 47 05 00 62 cc aa f8 77 10 1d 8b"},
-      {"input ends; we already refuse (prefix before VEX/EVEX, MVEX, unlockable LOCK, bad ModRM register), Zydis wants more",
+      {"input ends; we already refuse (prefix before VEX/EVEX, MVEX, unlockable LOCK, bad ModRM register, vector "
+       "operand rule), Zydis wants more",
        "SDM vol. 2 §2.3.2, §2.7.1, LOCK; every continuation checked Invalid", refused_before_the_end, Mode::Long64,
        Vendor::Amd, "49 c5"},
       {"x87 reserved register-form aliases FSTP1/FCOM2/FCOMP3/FXCH4/FCOMP5/FXCH7/FSTP8/FSTP9",
