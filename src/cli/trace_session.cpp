@@ -142,6 +142,7 @@ class TraceSession {
   std::deque<PlantedProbe> planted_;
   std::optional<probe::engine::ProbeId> rendezvous_;
   std::set<uint64_t> exec_watches_;
+  pid_t handling_tid_ = 0;  // the thread whose stop a callback handles (it stays stopped)
   uint64_t rendezvous_address_ = 0;
   std::unique_ptr<EventOutput> output_;
   trace::FtraceOptions ftrace_options_;
@@ -394,7 +395,7 @@ bool TraceSession::plant_pending(bool strict) {
       probe::engine::JumpProbeSpec jump = std::move(*jumps[i].spec);
       jump.on_record = [this, &planted](const probe::AgentRecord& r, uint64_t ns) { on_record(planted, r, ns); };
       jump.on_lost = [this, &planted](uint64_t count) { on_lost(planted, count); };
-      auto added = jump_engine_->add_probe(std::move(jump));
+      auto added = jump_engine_->add_probe(std::move(jump), handling_tid_);
       if (added) continue;
       if (options_.engine == "jump") {
         fmt::print(stderr, "xprobe: {}: cannot be jump-optimized: {}\n", definition.command, added.error().message);
@@ -431,12 +432,14 @@ void TraceSession::watch_dynamic_linker() {
     for (const elf::Symbol* symbol : module.elf->find_symbols("_dl_debug_state")) {
       const uint64_t address = symbol->address + module.bias;
       if (rendezvous_ && rendezvous_address_ == address) return;
-      auto id = engine_->add_internal_breakpoint(address, [this](const probe::engine::HitContext&) {
+      auto id = engine_->add_internal_breakpoint(address, [this](const probe::engine::HitContext& c) {
         const bool exec_unwatched = jump_engine_ && jump_engine_->probe_count() != 0 && exec_watches_.empty();
         if (pending_.empty() && !exec_unwatched) return;
         rebuild_modules();
+        handling_tid_ = c.tid;
         if (!pending_.empty()) plant_pending(false);
         watch_exec_calls();
+        handling_tid_ = 0;
       });
       if (id) {
         rendezvous_ = *id;

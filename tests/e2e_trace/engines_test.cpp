@@ -100,6 +100,20 @@ TEST(Engines, AutoMixesJumpsAndBreakpointsOnOneFunction) {
   EXPECT_EQ(count(run.events, "str"), 3u) << run.trace_text;
 }
 
+TEST(Engines, ALibraryLoadedWhileAnotherThreadRunsGetsJumps) {
+  const RunResult untraced = run_untraced({LOADER_PATH, PLUGIN_PATH, "busy"});
+  // A second thread spins while the plugin arrives; the plugin's probe is written with every
+  // thread stopped for the moment, then the spinner runs on.
+  const TracedRun run = run_xprobe({"--engine", "jump", "--summary", "-e", "p:t/plugin libplugin.so:plugin_compute x=%di:s32"},
+                                   {LOADER_PATH, PLUGIN_PATH, "busy"});
+  EXPECT_EQ(run.program_output, untraced.output);
+  EXPECT_EQ(run.xprobe_status, 0) << run.diagnostics;
+  const auto plugin = events_named(run.events, "plugin");
+  ASSERT_EQ(plugin.size(), 4u) << run.diagnostics;
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(plugin[static_cast<size_t>(i)].arg("x"), std::to_string(i));
+  EXPECT_EQ(run.diagnostics.find("dropped"), std::string::npos) << run.diagnostics;
+}
+
 // Mapping start -> {permissions, Rss in kB} of a process.
 std::map<uint64_t, std::pair<std::string, long>> mappings(pid_t pid) {
   std::map<uint64_t, std::pair<std::string, long>> out;

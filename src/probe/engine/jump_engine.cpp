@@ -115,15 +115,32 @@ Result<uint64_t> JumpEngine::allocate_code(uint64_t near, uint64_t bytes, pid_t 
   return at;
 }
 
-Status JumpEngine::add_probe(JumpProbeSpec spec) {
+Status JumpEngine::add_probe(JumpProbeSpec spec, pid_t keep_stopped) {
   if (probes_.size() >= agent::kMaxProbes) return make_error("too many jump-optimized probes");
   auto planned = plan(spec);
   if (!planned) return planned.error();
-  const ax86::JumpPatchPlan& patch = *planned;
+  // Five bytes are written: no thread may run meanwhile.
+  bool others_running = false;
+  for (const auto& [thread, state] : process_.threads()) others_running = others_running || state != target::ThreadState::Stopped;
+  if (others_running) {
+    if (auto stopped = process_.stop_all(); !stopped) return stopped;
+  }
+  struct ResumeOthers {
+    target::Process& process;
+    bool active;
+    pid_t keep;
+    ~ResumeOthers() {
+      if (active) (void)process.resume_all(keep);
+    }
+  } resume_others{process_, others_running, keep_stopped};
+  return plant(std::move(spec), *planned);
+}
+
+Status JumpEngine::plant(JumpProbeSpec spec, const ax86::JumpPatchPlan& patch) {
   const pid_t tid = process_.any_stopped_thread();
   if (tid == 0) return make_error("no stopped thread to set the jump up from");
   for (const auto& [thread, state] : process_.threads()) {
-    if (state != target::ThreadState::Stopped) return make_error("a thread is running");
+    if (state != target::ThreadState::Stopped) return make_error(fmt::format("thread {} could not be stopped", thread));
     auto registers = process_.get_registers(thread);
     if (!registers) return registers.error();
     if (registers->ip() > patch.address && registers->ip() < patch.address + patch.length)

@@ -52,9 +52,10 @@ class JumpEngine final : public PatchCompanion {
   // Why this process cannot use the engine at all (seccomp, not x86-64), or success.
   static Status usable(pid_t pid);
 
-  // Plants the probe as a jump. Every thread of the process must be stopped. An error says
-  // why it cannot be a jump; nothing was changed then and the caller plants a breakpoint.
-  Status add_probe(JumpProbeSpec spec);
+  // Plants the probe as a jump. Threads that run are stopped while the jump is written, then
+  // resumed, all but `keep_stopped` (the thread whose stop the caller is handling). An error
+  // says why it cannot be a jump; nothing was changed then and the caller plants a breakpoint.
+  Status add_probe(JumpProbeSpec spec, pid_t keep_stopped = 0);
   // [address, address + length) of the planned patch for `spec`, or the reason it cannot be.
   static Result<arch::x86::JumpPatchPlan> plan(const JumpProbeSpec& spec);
 
@@ -77,6 +78,7 @@ class JumpEngine final : public PatchCompanion {
     uint64_t size = 0;
     uint64_t used = 0;
   };
+  Status plant(JumpProbeSpec spec, const arch::x86::JumpPatchPlan& patch);
   Status map_ring(pid_t tid);
   Result<uint64_t> allocate_code(uint64_t near, uint64_t bytes, pid_t tid);
   uint64_t now_ns(uint64_t tsc);
