@@ -202,13 +202,9 @@ Status JumpEngine::plant(JumpProbeSpec spec, const ax86::JumpPatchPlan& patch) {
   return {};
 }
 
-uint64_t JumpEngine::now_ns(uint64_t tsc) {
-  // Records are at most a few milliseconds old when drained: anchor at "now" so that an error
-  // in the rate costs nanoseconds, not drift.
-  const uint64_t tsc_now = __rdtsc();
-  const uint64_t ns_now = monotonic_ns();
-  if (ns_now - ns_origin_ > 100000000)
-    tsc_per_ns_ = static_cast<double>(tsc_now - tsc_origin_) / static_cast<double>(ns_now - ns_origin_);
+uint64_t JumpEngine::tsc_to_ns(uint64_t tsc, uint64_t tsc_now, uint64_t ns_now) const {
+  // Records are at most a few milliseconds old when drained: anchored at "now", an error in
+  // the rate costs nanoseconds, not drift.
   const double behind = static_cast<double>(static_cast<int64_t>(tsc_now - tsc)) / tsc_per_ns_;
   return ns_now - static_cast<uint64_t>(std::max(0.0, behind));
 }
@@ -220,6 +216,10 @@ void JumpEngine::drain() {
     bool& flag;
     ~Reset() { flag = false; }
   } reset{draining_};
+  const uint64_t tsc_now = __rdtsc();
+  const uint64_t ns_now = monotonic_ns();
+  if (ns_now - ns_origin_ > 100000000)
+    tsc_per_ns_ = static_cast<double>(tsc_now - tsc_origin_) / static_cast<double>(ns_now - ns_origin_);
   ring_reader_->drain(
       static_cast<uint32_t>(probes_.size()),
       [&](uint32_t index, std::span<const uint8_t> bytes) {
@@ -228,7 +228,7 @@ void JumpEngine::drain() {
         if (!record) {
           if (spec.on_lost) spec.on_lost(1);
         } else if (spec.on_record) {
-          spec.on_record(*record, now_ns(record->tsc));
+          spec.on_record(*record, tsc_to_ns(record->tsc, tsc_now, ns_now));
         }
       },
       [&](uint32_t index, uint64_t count) {

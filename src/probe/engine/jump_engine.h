@@ -81,7 +81,7 @@ class JumpEngine final : public PatchCompanion {
   Status plant(JumpProbeSpec spec, const arch::x86::JumpPatchPlan& patch);
   Status map_ring(pid_t tid);
   Result<uint64_t> allocate_code(uint64_t near, uint64_t bytes, pid_t tid);
-  uint64_t now_ns(uint64_t tsc);
+  uint64_t tsc_to_ns(uint64_t tsc, uint64_t tsc_now, uint64_t ns_now) const;
 
   target::Process& process_;
   uint64_t ring_ = 0;  // AgentRingHeader in the process; 0 until the first probe
