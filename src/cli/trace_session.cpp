@@ -615,8 +615,11 @@ int TraceSession::run() {
   start_jump_engine();
   rebuild_modules();
   if (!plant_pending(true)) {
-    fail_before_tracing();
-    return 1;
+    // Killed from outside while its probes went in: its end, reported by run(), is the story.
+    if (!target::process_is_ending(process_->pid())) {
+      fail_before_tracing();
+      return 1;
+    }
   }
   watch_dynamic_linker();
   watch_exec_calls();

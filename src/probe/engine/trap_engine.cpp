@@ -126,6 +126,7 @@ Result<uint64_t> TrapEngine::allocate_slot(uint64_t near, pid_t tid) {
     if (auto stopped = process_.stop_all(); !stopped) return stopped.error();
     tid = process_.thread_for_remote_call();
   }
+  if (tid == 0) return make_error(fmt::format("no thread of process {} can map the slot area (it is exiting)", process_.pid()));
   auto start = process_.remote_mmap_near(tid, near, kAreaSize, PROT_READ | PROT_EXEC, ax86::kSlotReach - kAreaSize);
   if (resume_others) {
     if (auto resumed = process_.resume_all(current_tid_); !resumed) return resumed.error();
