@@ -199,5 +199,49 @@ TEST(Engines, DetachingFromJumpsRestoresTheCodeAndGivesTheRingBack) {
   EXPECT_GE(count(parse_trace(read_text_file(events)), "tick"), 5u);
 }
 
+TEST(Engines, AProgramInAPidNamespaceIsNamedAndReadAsWeSeeIt) {
+  if (access("/usr/bin/unshare", X_OK) != 0) GTEST_SKIP() << "no unshare";
+  const std::string program = e2e_program("ticker");
+  const pid_t launcher = fork();
+  if (launcher == 0) {
+    const int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    execl("/usr/bin/unshare", "unshare", "--pid", "--fork", "--mount-proc", program.c_str(), "400", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // The ticker is unshare's child; in its namespace it is pid 1.
+  pid_t ticker = 0;
+  for (int i = 0; i < 200 && ticker == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::ifstream children(fmt::format("/proc/{}/task/{}/children", launcher, launcher));
+    children >> ticker;
+  }
+  ASSERT_NE(ticker, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const std::string events = fmt::format("{}/ticker-pidns-{}.events", ::testing::TempDir(), getpid());
+  const pid_t tracer = fork();
+  if (tracer == 0) {
+    const int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 2);
+    execl(XPROBE_PATH, XPROBE_PATH, "trace", "--engine", "jump", "-p", std::to_string(ticker).c_str(), "-o",
+          events.c_str(), "-e", "p:t/tick tick x=%di:s64 ret=+0(%sp):x64", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  for (int waited = 0; waited < 2000 && count(parse_trace(read_text_file(events)), "tick") < 5; ++waited)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  kill(tracer, SIGINT);
+  int status = 0;
+  waitpid(tracer, &status, 0);
+  waitpid(launcher, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  const auto ticks = events_named(parse_trace(read_text_file(events)), "tick");
+  ASSERT_GE(ticks.size(), 5u);
+  for (const TraceEvent& e : ticks) {
+    EXPECT_EQ(e.tid, ticker);  // not 1, the namespace's name for it
+    EXPECT_EQ(e.comm, "ticker");
+    EXPECT_NE(e.arg("ret"), "0x0") << "the agent read its own memory with the wrong pid";
+  }
+}
+
 }  // namespace
 }  // namespace xprobe::testing

@@ -34,6 +34,18 @@ uint64_t monotonic_ns() {
 
 uint64_t align_up(uint64_t value, uint64_t to) { return (value + to - 1) & ~(to - 1); }
 
+// A pid or tid as the process sees it (the last NSpid field: inside a container, not ours).
+pid_t pid_seen_by(const std::string& status_path, pid_t fallback) {
+  std::ifstream status(status_path);
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("NSpid:", 0) != 0) continue;
+    const size_t last = line.find_last_of(" \t");
+    if (last != std::string::npos && last + 1 < line.size()) return static_cast<pid_t>(std::stol(line.substr(last + 1)));
+  }
+  return fallback;
+}
+
 }  // namespace
 
 struct JumpEngine::Probe {
@@ -79,7 +91,9 @@ Status JumpEngine::map_ring(pid_t tid) {
   AgentRingHeader header{};
   header.magic = agent::kRingMagic;
   header.ring_size = kRingBytes;
-  header.pid = static_cast<uint64_t>(process_.pid());
+  const pid_t own_pid = pid_seen_by(fmt::format("/proc/{}/status", process_.pid()), process_.pid());
+  header.pid = static_cast<uint64_t>(own_pid);
+  in_pid_namespace_ = own_pid != process_.pid();
   const uint64_t address = *mapped;
   if (auto written = process_.write(address, std::span(reinterpret_cast<const uint8_t*>(&header), kRingHeaderBytes)); !written)
     return written;
@@ -228,12 +242,23 @@ void JumpEngine::drain() {
         if (!record) {
           if (spec.on_lost) spec.on_lost(1);
         } else if (spec.on_record) {
+          // The agent's gettid() is the process's view; events name threads as we see them.
+          if (in_pid_namespace_) record->tid = static_cast<uint64_t>(host_tid(static_cast<pid_t>(record->tid)));
           spec.on_record(*record, tsc_to_ns(record->tsc, tsc_now, ns_now));
         }
       },
       [&](uint32_t index, uint64_t count) {
         if (probes_[index]->spec.on_lost) probes_[index]->spec.on_lost(count);
       });
+}
+
+pid_t JumpEngine::host_tid(pid_t seen) {
+  auto found = host_tids_.find(seen);
+  if (found != host_tids_.end()) return found->second;
+  for (const auto& [tid, state] : process_.threads())
+    host_tids_[pid_seen_by(fmt::format("/proc/{}/task/{}/status", process_.pid(), tid), tid)] = tid;
+  found = host_tids_.find(seen);
+  return found != host_tids_.end() ? found->second : seen;
 }
 
 void JumpEngine::finish() {

@@ -82,6 +82,8 @@ class JumpEngine final : public PatchCompanion {
   Status map_ring(pid_t tid);
   Result<uint64_t> allocate_code(uint64_t near, uint64_t bytes, pid_t tid);
   uint64_t tsc_to_ns(uint64_t tsc, uint64_t tsc_now, uint64_t ns_now) const;
+  // Our name for a thread the agent named from inside a pid namespace.
+  pid_t host_tid(pid_t seen);
 
   target::Process& process_;
   uint64_t ring_ = 0;  // AgentRingHeader in the process; 0 until the first probe
@@ -92,6 +94,8 @@ class JumpEngine final : public PatchCompanion {
   uint64_t tsc_origin_ = 0, ns_origin_ = 0;
   double tsc_per_ns_ = 0;
   bool draining_ = false;
+  bool in_pid_namespace_ = false;
+  std::map<pid_t, pid_t> host_tids_;
 };
 
 }  // namespace xprobe::probe::engine
