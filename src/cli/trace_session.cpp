@@ -82,6 +82,9 @@ struct PlantedProbe {
   probe::ProbeFetchPlan plan;
   probe::engine::ProbeId engine_id = 0;
   uint64_t address = 0;
+  bool is_return = false;
+  uint32_t max_active = 0;
+  bool jumped = false;  // a jump-optimized probe (else a breakpoint of the trap engine)
 };
 
 class TraceSession {
@@ -106,6 +109,12 @@ class TraceSession {
   // An exec replaces the memory the jump engine's ring is in: a breakpoint on the exec calls
   // of the C library drains the ring just before (a raw execve system call is not seen).
   void watch_exec_calls();
+  // A program that puts itself under seccomp could forbid the agent's system calls: the
+  // calls that install a filter (prctl, syscall(SYS_seccomp)) are watched, and from then on
+  // every jump-optimized probe is a breakpoint.
+  void watch_seccomp_calls();
+  void demote_jumps(pid_t stopped_tid);
+  probe::engine::ProbeSpec breakpoint_spec(PlantedProbe& planted);
   trace::EventRecord fetch_event(const PlantedProbe& probe, const probe::engine::HitContext& hit,
                                  std::optional<uint64_t> return_address, std::span<const uint64_t> saved_arguments);
   void on_hit(const PlantedProbe& probe, const probe::engine::HitContext& context);
@@ -142,7 +151,9 @@ class TraceSession {
   std::deque<PlantedProbe> planted_;
   std::optional<probe::engine::ProbeId> rendezvous_;
   std::set<uint64_t> exec_watches_;
+  std::set<uint64_t> seccomp_watches_;
   pid_t handling_tid_ = 0;  // the thread whose stop a callback handles (it stays stopped)
+  bool jumps_demoted_ = false;
   uint64_t rendezvous_address_ = 0;
   std::unique_ptr<EventOutput> output_;
   trace::FtraceOptions ftrace_options_;
@@ -342,7 +353,7 @@ bool TraceSession::plant_pending(bool strict) {
   std::vector<uint64_t> trap_addresses;
   for (size_t i = 0; i < ready.size(); ++i) {
     JumpChoice& choice = jumps[i];
-    if (!jump_engine_) {
+    if (!jump_engine_ || jumps_demoted_) {
       choice.why_not = jump_unusable_;
     } else {
       auto spec = jump_candidate(definitions_[ready[i].definition], ready[i].point, ready[i].plan, modules_);
@@ -390,30 +401,25 @@ bool TraceSession::plant_pending(bool strict) {
     planted.catalog_id = catalog_id;
     planted.plan = std::move(item.plan);
     planted.address = item.point.address;
+    planted.is_return = definition.kind == probe::ProbeKind::Return;
+    planted.max_active = definition.maxactive.value_or(0);
 
     if (jumps[i].spec) {
       probe::engine::JumpProbeSpec jump = std::move(*jumps[i].spec);
       jump.on_record = [this, &planted](const probe::AgentRecord& r, uint64_t ns) { on_record(planted, r, ns); };
       jump.on_lost = [this, &planted](uint64_t count) { on_lost(planted, count); };
       auto added = jump_engine_->add_probe(std::move(jump), handling_tid_);
-      if (added) continue;
+      if (added) {
+        planted.jumped = true;
+        continue;
+      }
       if (options_.engine == "jump") {
         fmt::print(stderr, "xprobe: {}: cannot be jump-optimized: {}\n", definition.command, added.error().message);
         if (strict) return false;
         continue;
       }
     }
-    probe::engine::ProbeSpec spec;
-    spec.address = item.point.address;
-    spec.is_return = definition.kind == probe::ProbeKind::Return;
-    spec.max_active = definition.maxactive.value_or(0);
-    if (spec.is_return) {
-      spec.save_at_entry = [this, &planted](const probe::engine::HitContext& c) { return save_at_entry(planted, c); };
-      spec.on_return = [this, &planted](const probe::engine::ReturnContext& c) { on_return(planted, c); };
-    } else {
-      spec.on_hit = [this, &planted](const probe::engine::HitContext& c) { on_hit(planted, c); };
-    }
-    auto id = engine_->add_probe(std::move(spec));
+    auto id = engine_->add_probe(breakpoint_spec(planted));
     if (!id) {
       fmt::print(stderr, "xprobe: {}: {}\n", definition.command, id.error().message);
       if (strict) return false;
@@ -422,6 +428,63 @@ bool TraceSession::plant_pending(bool strict) {
     planted.engine_id = *id;
   }
   return true;
+}
+
+probe::engine::ProbeSpec TraceSession::breakpoint_spec(PlantedProbe& planted) {
+  probe::engine::ProbeSpec spec;
+  spec.address = planted.address;
+  spec.is_return = planted.is_return;
+  spec.max_active = planted.max_active;
+  if (spec.is_return) {
+    spec.save_at_entry = [this, &planted](const probe::engine::HitContext& c) { return save_at_entry(planted, c); };
+    spec.on_return = [this, &planted](const probe::engine::ReturnContext& c) { on_return(planted, c); };
+  } else {
+    spec.on_hit = [this, &planted](const probe::engine::HitContext& c) { on_hit(planted, c); };
+  }
+  return spec;
+}
+
+void TraceSession::demote_jumps(pid_t stopped_tid) {
+  if (!jump_engine_ || jumps_demoted_ || jump_engine_->probe_count() == 0) return;
+  jumps_demoted_ = true;
+  jump_unusable_ = "the process put itself under seccomp";
+  fmt::print(stderr, "xprobe: process {} installs a seccomp filter: its jump-optimized probes become breakpoints\n",
+             process_->pid());
+  bool others_running = false;
+  for (const auto& [tid, state] : process_->threads()) others_running = others_running || state != target::ThreadState::Stopped;
+  if (others_running) (void)process_->stop_all();
+  jump_engine_->drain();
+  (void)jump_engine_->restore_in(*process_);
+  jump_engine_->finish();
+  jump_engine_->forget_all();
+  for (PlantedProbe& planted : planted_) {
+    if (!planted.jumped) continue;
+    planted.jumped = false;
+    auto id = engine_->add_probe(breakpoint_spec(planted));
+    if (id) planted.engine_id = *id;
+    else fmt::print(stderr, "xprobe: {}/{}: {}\n", catalog_[planted.catalog_id].group, catalog_[planted.catalog_id].event, id.error().message);
+  }
+  if (others_running) (void)process_->resume_all(stopped_tid);
+}
+
+void TraceSession::watch_seccomp_calls() {
+  if (!jump_engine_ || jumps_demoted_ || jump_engine_->probe_count() == 0) return;
+  constexpr uint64_t kPrSetSeccomp = 22, kPrSetNoNewPrivs = 38, kSysSeccomp = 317;
+  for (const probe::LoadedModule& module : modules_.modules()) {
+    for (const char* name : {"prctl", "syscall"}) {
+      const bool is_prctl = std::string_view(name) == "prctl";
+      for (const elf::Symbol* symbol : module.elf->find_symbols(name)) {
+        if (symbol->kind != elf::SymbolKind::Function) continue;
+        const uint64_t address = symbol->address + module.bias;
+        if (!seccomp_watches_.insert(address).second) continue;
+        (void)engine_->add_internal_breakpoint(address, [this, is_prctl](const probe::engine::HitContext& c) {
+          const uint64_t first = c.registers.raw.rdi;
+          const bool installs = is_prctl ? (first == kPrSetSeccomp || first == kPrSetNoNewPrivs) : first == kSysSeccomp;
+          if (installs) demote_jumps(c.tid);
+        });
+      }
+    }
+  }
 }
 
 void TraceSession::watch_dynamic_linker() {
@@ -433,12 +496,14 @@ void TraceSession::watch_dynamic_linker() {
       const uint64_t address = symbol->address + module.bias;
       if (rendezvous_ && rendezvous_address_ == address) return;
       auto id = engine_->add_internal_breakpoint(address, [this](const probe::engine::HitContext& c) {
-        const bool exec_unwatched = jump_engine_ && jump_engine_->probe_count() != 0 && exec_watches_.empty();
+        const bool exec_unwatched =
+            jump_engine_ && jump_engine_->probe_count() != 0 && (exec_watches_.empty() || seccomp_watches_.empty());
         if (pending_.empty() && !exec_unwatched) return;
         rebuild_modules();
         handling_tid_ = c.tid;
         if (!pending_.empty()) plant_pending(false);
         watch_exec_calls();
+        watch_seccomp_calls();
         handling_tid_ = 0;
       });
       if (id) {
@@ -623,6 +688,7 @@ int TraceSession::run() {
   }
   watch_dynamic_linker();
   watch_exec_calls();
+  watch_seccomp_calls();
   engine_->set_exec_handler([this](probe::engine::TrapEngine&) {
     if (jump_engine_) {
       jump_engine_->finish();  // what the old image recorded before its exec
@@ -632,12 +698,14 @@ int TraceSession::run() {
     comms_->forget_all();
     rendezvous_.reset();
     exec_watches_.clear();
+    seccomp_watches_.clear();
     pending_.clear();
     for (size_t i = 0; i < definitions_.size(); ++i) pending_.push_back(i);
     rebuild_modules();
     plant_pending(false);
     watch_dynamic_linker();
     watch_exec_calls();
+    watch_seccomp_calls();
   });
   if (options_.format != "json") {
     output_->write_text(streaming_header(ftrace_options_));

@@ -114,6 +114,22 @@ TEST(Engines, ALibraryLoadedWhileAnotherThreadRunsGetsJumps) {
   EXPECT_EQ(run.diagnostics.find("dropped"), std::string::npos) << run.diagnostics;
 }
 
+TEST(Engines, AProgramThatSandboxesItselfGetsBreakpointsFromThenOn) {
+  // self_sandbox.c kills itself (SIGSYS) on gettid and process_vm_readv once its filter is in:
+  // the agent must not run in it after that moment.
+  const RunResult untraced = run_untraced({SELF_SANDBOX_PATH});
+  ASSERT_EQ(untraced.exit_status, 0);
+  const TracedRun run = run_xprobe({"-e", "p:t/work work x=%di:s32 label=+0(%si):string"}, {SELF_SANDBOX_PATH});
+  EXPECT_EQ(run.program_output, untraced.output);
+  EXPECT_EQ(run.xprobe_status, 0) << run.diagnostics;
+  const auto work = events_named(run.events, "work");
+  ASSERT_EQ(work.size(), 3u) << run.trace_text << run.diagnostics;
+  EXPECT_EQ(work[0].arg("label"), "\"before\"");
+  EXPECT_EQ(work[1].arg("label"), "\"after\"");
+  EXPECT_EQ(work[2].arg("x"), "3");
+  EXPECT_NE(run.diagnostics.find("seccomp"), std::string::npos) << run.diagnostics;
+}
+
 // Mapping start -> {permissions, Rss in kB} of a process.
 std::map<uint64_t, std::pair<std::string, long>> mappings(pid_t pid) {
   std::map<uint64_t, std::pair<std::string, long>> out;
