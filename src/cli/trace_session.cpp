@@ -618,7 +618,7 @@ void TraceSession::on_return(const PlantedProbe& probe, const probe::engine::Ret
 void TraceSession::emit(trace::EventRecord&& record) {
   const probe::Symbolizer symbolizer(modules_);
   const trace::Symbolizer symbolize = [&symbolizer](uint64_t address) { return symbolizer.symbolize(address); };
-  line_ = options_.format == "json" ? trace::format_json_event(record, catalog_, symbolize) + "\n"
+  line_ = options_.format == "json" ? trace::format_json_event(record, catalog_, symbolize)
                                     : trace::format_ftrace_event(record, catalog_, symbolize, ftrace_options_);
   output_->write_event(record.probe_id, line_, record.timestamp_ns);
 }

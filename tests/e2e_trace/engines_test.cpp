@@ -75,6 +75,37 @@ TEST(Engines, JumpOptimizedProbesRecordWhatBreakpointsRecord) {
   }
 }
 
+TEST(Engines, JsonOutputIsOneObjectPerLineFromBothEngines) {
+  const RunResult untraced = run_untraced({FETCHARGS_PATH, "3"});
+  for (const std::string engine : {"trap", "jump"}) {
+    const std::string events = fmt::format("{}/json-{}-{}.events", ::testing::TempDir(), engine, getpid());
+    const pid_t tracer = fork();
+    if (tracer == 0) {
+      const int devnull = open("/dev/null", O_WRONLY);
+      dup2(devnull, 1);
+      dup2(devnull, 2);
+      execl(XPROBE_PATH, XPROBE_PATH, "trace", "--engine", engine.c_str(), "--format", "json", "-o", events.c_str(), "-e",
+            "p:t/str take_string s=+0(%di):string", "--", FETCHARGS_PATH, "3", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    int status = 0;
+    waitpid(tracer, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == untraced.exit_status) << status;
+    std::istringstream lines(read_text_file(events));
+    std::string line;
+    int objects = 0;
+    while (std::getline(lines, line)) {
+      ASSERT_FALSE(line.empty()) << "a blank line in JSON lines output (" << engine << ")";
+      EXPECT_EQ(line.front(), '{');
+      EXPECT_EQ(line.back(), '}');
+      EXPECT_NE(line.find("\"event\":\"t/str\""), std::string::npos) << line;
+      ++objects;
+    }
+    EXPECT_EQ(objects, 3) << engine;
+    unlink(events.c_str());
+  }
+}
+
 TEST(Engines, JumpRefusesWhatItCannotProveWithTheReason) {
   const TracedRun run = run_xprobe({"--engine", "jump", "-e", "r:t/out recurse ret=$retval:s64"}, {FETCHARGS_PATH, "3"});
   EXPECT_NE(run.xprobe_status, 0);
