@@ -28,10 +28,8 @@ Result<probe::engine::JumpProbeSpec> jump_candidate(const probe::ProbeDefinition
   for (const elf::Symbol* part : file.find_symbols(function->name + ".cold")) {
     spec.function.split_parts.push_back({file.function_bytes(*part), part->address + module->bias});
   }
-  for (uint64_t offset = 1; offset < 16; ++offset) {
-    const elf::Symbol* other = file.function_containing(link + offset);
-    if (other && other->address == link + offset) spec.function.other_symbols.push_back(other->address + module->bias);
-  }
+  for (const elf::Symbol* other : file.symbols_starting_in(link + 1, link + 16))
+    spec.function.other_symbols.push_back(other->address + module->bias);
   return spec;
 }
 

@@ -219,6 +219,15 @@ const Symbol* ElfFile::function_containing(uint64_t address) const {
   return best;
 }
 
+std::vector<const Symbol*> ElfFile::symbols_starting_in(uint64_t begin, uint64_t end) const {
+  std::vector<const Symbol*> found;
+  auto it = std::lower_bound(symbols_.begin(), symbols_.end(), begin,
+                             [](const Symbol& symbol, uint64_t address) { return symbol.address < address; });
+  for (; it != symbols_.end() && it->address < end; ++it)
+    if (it->kind != SymbolKind::Other) found.push_back(&*it);
+  return found;
+}
+
 const Symbol* ElfFile::symbol_containing(uint64_t address) const {
   const Symbol* best = nullptr;
   for (const Symbol& symbol : symbols_) {

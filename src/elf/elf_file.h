@@ -68,6 +68,8 @@ class ElfFile {
   // parameter list) equals `name`, or matches it when it holds glob characters (* ? [).
   std::vector<const Symbol*> find_symbols(std::string_view name) const;
   const Symbol* function_containing(uint64_t address) const;
+  // Functions and objects whose start lies in [begin, end), in address order.
+  std::vector<const Symbol*> symbols_starting_in(uint64_t begin, uint64_t end) const;
   const Symbol* symbol_containing(uint64_t address) const;  // function or object
 
   std::optional<uint64_t> file_offset_to_address(uint64_t offset) const;

@@ -104,6 +104,17 @@ TEST(ElfFile, FunctionBytesMatchTheFile) {
   EXPECT_TRUE(std::equal(bytes->begin(), bytes->end(), raw.begin() + static_cast<long>(*offset)));
   EXPECT_EQ(file->file_offset_to_address(*offset), add->address);
   EXPECT_EQ(file->function_containing(add->address + 1), add);
+  // Symbols starting in a range: the function itself from its own address, nothing inside it.
+  const auto from_start = file->symbols_starting_in(add->address, add->address + 1);
+  ASSERT_FALSE(from_start.empty());
+  EXPECT_EQ(from_start.front()->address, add->address);
+  EXPECT_TRUE(file->symbols_starting_in(add->address + 1, add->address + add->size).empty());
+  // Every function's start is found by a range that begins at it.
+  for (const auto& symbol : file->symbols()) {
+    if (symbol.kind != xprobe::elf::SymbolKind::Function) continue;
+    const auto found = file->symbols_starting_in(symbol.address, symbol.address + 1);
+    EXPECT_TRUE(std::any_of(found.begin(), found.end(), [&](const xprobe::elf::Symbol* s) { return s == &symbol; })) << symbol.name;
+  }
 }
 
 TEST(ElfFile, RejectsMissingAndNonElfFiles) {
