@@ -362,6 +362,7 @@ bool TraceSession::plant_pending(bool strict) {
       } else if (auto plan = probe::engine::JumpEngine::plan(*spec); !plan) {
         choice.why_not = plan.error().message;
       } else {
+        spec->patch = std::move(*plan);
         choice.spec = std::move(*spec);
       }
     }
@@ -370,8 +371,7 @@ bool TraceSession::plant_pending(bool strict) {
   // A breakpoint inside a jump's bytes would break both: such probes stay breakpoints.
   for (JumpChoice& choice : jumps) {
     if (!choice.spec) continue;
-    auto plan = probe::engine::JumpEngine::plan(*choice.spec);
-    const uint64_t begin = plan->address, end = plan->address + plan->length;
+    const uint64_t begin = choice.spec->patch->address, end = begin + choice.spec->patch->length;
     bool clash = engine_->has_site_in(begin, end);
     for (uint64_t address : trap_addresses) clash = clash || (address >= begin && address < end);
     if (clash) {

@@ -131,8 +131,12 @@ Result<uint64_t> JumpEngine::allocate_code(uint64_t near, uint64_t bytes, pid_t 
 
 Status JumpEngine::add_probe(JumpProbeSpec spec, pid_t keep_stopped) {
   if (probes_.size() >= agent::kMaxProbes) return make_error("too many jump-optimized probes");
-  auto planned = plan(spec);
-  if (!planned) return planned.error();
+  if (!spec.patch) {
+    auto planned = plan(spec);
+    if (!planned) return planned.error();
+    spec.patch = std::move(*planned);
+  }
+  const ax86::JumpPatchPlan patch = *spec.patch;
   // Five bytes are written: no thread may run meanwhile.
   bool others_running = false;
   for (const auto& [thread, state] : process_.threads()) others_running = others_running || state != target::ThreadState::Stopped;
@@ -147,7 +151,7 @@ Status JumpEngine::add_probe(JumpProbeSpec spec, pid_t keep_stopped) {
       if (active) (void)process.resume_all(keep);
     }
   } resume_others{process_, others_running, keep_stopped};
-  return plant(std::move(spec), *planned);
+  return plant(std::move(spec), patch);
 }
 
 Status JumpEngine::plant(JumpProbeSpec spec, const ax86::JumpPatchPlan& patch) {

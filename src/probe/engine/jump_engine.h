@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,8 @@ struct JumpProbeSpec {
   uint64_t address = 0;
   arch::x86::JumpPatchFunction function;  // the probed function, bytes as in its file
   AgentCapture capture;
+  // The patch, when the caller planned it already (plan()); else add_probe() plans it.
+  std::optional<arch::x86::JumpPatchPlan> patch;
   // One call per recorded hit, from drain(). `record` is validated; `timestamp_ns` is
   // CLOCK_MONOTONIC like the trap engine's events.
   std::function<void(const AgentRecord& record, uint64_t timestamp_ns)> on_record;
