@@ -272,8 +272,9 @@ def throughput_table(runs):
     lines = [
         "xprobe records entry events (`a`, `b`) of `work` into a file (-o); `work_bench --delay-ns D` "
         "spins D ns between calls to offer a lower rate. Recorded rate = events / loop time, median of "
-        "the runs (min, max). xprobe stops the thread on every hit (ptrace), so the program can never "
-        "outrun it: the rate at delay 0 is the most it records. Peak RSS by GNU time (the larger of "
+        "the runs (min, max). `work` is a jump-optimized probe (the default engine): the thread is never "
+        "stopped, the agent records into the program's 8 MiB ring and xprobe drains it concurrently; a "
+        "burst the ring cannot hold is dropped and counted (the dropped column). Peak RSS by GNU time (the larger of "
         "xprobe's and its child's; the workload alone stays near 1.5 MB), largest over the runs.",
         "",
         "| threads | delay between calls (ns) | calls | recorded events/s | min | max | runs | all events recorded? | dropped | peak RSS (MB) | trace file (MB) |",
