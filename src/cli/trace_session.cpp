@@ -598,7 +598,12 @@ void TraceSession::start_jump_engine() {
   jump_engine_ = std::make_unique<probe::engine::JumpEngine>(*process_);
   engine_->set_companion(jump_engine_.get());
   process_->set_exit_observer([this](pid_t) { jump_engine_->drain(); });
-  target::set_idle_hook([this] { jump_engine_->drain(); }, 2);
+  target::set_idle_hook(
+      [this] {
+        jump_engine_->drain();
+        target::set_idle_interval(jump_engine_->drain_interval_ms());
+      },
+      8);
 }
 
 std::vector<uint64_t> TraceSession::save_at_entry(const PlantedProbe& probe, const probe::engine::HitContext& context) {

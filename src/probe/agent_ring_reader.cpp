@@ -31,6 +31,7 @@ void AgentRingReader::drain(uint32_t probe_count, const RecordSink& on_record, c
       }
     }
   }
+  last_fill_ = head - tail_ > ring_size_ ? 0 : static_cast<double>(head - tail_) / static_cast<double>(ring_size_);
   if (head == tail_ || head - tail_ > ring_size_) return;  // nothing, or a head that cannot be
   const uint64_t pending = head - tail_;
   buffer_.resize(pending);

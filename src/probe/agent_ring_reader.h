@@ -33,6 +33,9 @@ class AgentRingReader {
   // One pass over what is there now. Probe indexes >= probe_count are not ours: reading stops.
   void drain(uint32_t probe_count, const RecordSink& on_record, const LossSink& on_lost);
 
+  // How full the ring was when the last drain began (0..1).
+  double last_fill() const { return last_fill_; }
+
   // Records reserved and not finished at the last drain: count them as lost (the process
   // exited or is no longer traced).
   void abandon_unfinished(const LossSink& on_lost);
@@ -42,6 +45,7 @@ class AgentRingReader {
   uint64_t ring_;
   uint64_t ring_size_;
   uint64_t tail_ = 0;
+  double last_fill_ = 0;
   std::map<uint64_t, uint32_t> unfinished_;  // position -> probe index, beyond tail_
   std::set<uint64_t> delivered_ahead_;       // positions handed over but not freed yet
   std::vector<uint64_t> dropped_seen_;

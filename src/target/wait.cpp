@@ -62,6 +62,8 @@ void set_idle_hook(std::function<void()> hook, unsigned interval_ms) {
   g_idle_interval_ms = interval_ms == 0 ? 1 : interval_ms;
 }
 
+void set_idle_interval(unsigned interval_ms) { g_idle_interval_ms = interval_ms == 0 ? 1 : interval_ms; }
+
 StopSignals::StopSignals() {
   if (g_stop_signals_depth++ > 0) return;
   struct sigaction action;

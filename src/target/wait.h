@@ -33,6 +33,8 @@ void clear_stop_request();
 // While set, a wait for any child that blocks longer than `interval_ms` runs `hook` and
 // waits on (the jump engine's records are collected so even when no thread stops).
 void set_idle_hook(std::function<void()> hook, unsigned interval_ms = 5);
+// Changes the interval of the hook in place (from the next wait on).
+void set_idle_interval(unsigned interval_ms);
 
 struct RawWait {
   pid_t tid = 0;

@@ -244,6 +244,19 @@ TEST(Agent, AFullRingCountsEveryHitItCouldNotRecord) {
   EXPECT_EQ(recorded + lost, kHits);
 }
 
+TEST(Agent, TheReaderReportsHowFullTheRingWas) {
+  PreparedProbe prepared("p:g/e work a=%di:u64", 64 << 10);
+  auto& [plan, capture, harness, descriptor] = prepared;
+  uint64_t block[agent::kSavedRegisterWords] = {};
+  (void)harness.drain(1);
+  EXPECT_EQ(harness.reader().last_fill(), 0.0);
+  for (int i = 0; i < 256; ++i) harness.hit(descriptor, block);  // 256 records of 48 bytes: 12 KiB of 64
+  (void)harness.drain(1);
+  EXPECT_NEAR(harness.reader().last_fill(), 256.0 * 48 / (64 << 10), 1e-9);
+  (void)harness.drain(1);
+  EXPECT_EQ(harness.reader().last_fill(), 0.0);  // all freed by the drain before
+}
+
 TEST(Agent, ManyThreadsRecordConcurrentlyWithoutLosingOrTearingARecord) {
   PreparedProbe prepared("p:g/e work seq=%di:u64 thread=%si:u64", 256 << 10);
   auto& [plan, capture, harness, descriptor] = prepared;

@@ -265,6 +265,14 @@ pid_t JumpEngine::host_tid(pid_t seen) {
   return found != host_tids_.end() ? found->second : seen;
 }
 
+unsigned JumpEngine::drain_interval_ms() {
+  constexpr unsigned kShortest = 1, kLongest = 32;
+  const double fill = ring_reader_ ? ring_reader_->last_fill() : 0;
+  if (fill > 0.25) drain_interval_ms_ = std::max(kShortest, drain_interval_ms_ / 2);
+  else if (fill < 0.03) drain_interval_ms_ = std::min(kLongest, drain_interval_ms_ * 2);
+  return drain_interval_ms_;
+}
+
 void JumpEngine::finish() {
   drain();
   if (!ring_reader_) return;

@@ -64,6 +64,11 @@ class JumpEngine final : public PatchCompanion {
 
   size_t probe_count() const { return probes_.size(); }
 
+  // How long the tracer may wait before the next drain: longer while the ring stays nearly
+  // empty (every drain costs the program a little: its CPUs, its memory's locks), shorter
+  // when a burst fills it (before the agent has to drop).
+  unsigned drain_interval_ms();
+
   // Tracing ended (the process exited, was killed, or was detached): a last drain if it is
   // still there, then the records threads reserved and never finished count as lost.
   void finish();
@@ -98,6 +103,7 @@ class JumpEngine final : public PatchCompanion {
   double tsc_per_ns_ = 0;
   bool draining_ = false;
   bool in_pid_namespace_ = false;
+  unsigned drain_interval_ms_ = 8;
   std::map<pid_t, pid_t> host_tids_;
 };
 
