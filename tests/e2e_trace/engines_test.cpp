@@ -41,6 +41,24 @@ std::vector<std::string> with_engine(const std::string& engine) {
   return args;
 }
 
+// `xprobe trace ARGS...` in the background, its own output to /dev/null.
+pid_t start_xprobe(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{XPROBE_PATH, "trace"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
+    std::vector<char*> raw;
+    for (std::string& arg : argv) raw.push_back(arg.data());
+    raw.push_back(nullptr);
+    execv(raw[0], raw.data());
+    _exit(127);
+  }
+  return pid;
+}
+
 // What must not depend on the engine: which events, in which order per event name, and every
 // argument except the stack addresses (ASLR moves the stack between runs).
 std::vector<std::string> comparable(const std::vector<TraceEvent>& events) {
@@ -79,15 +97,8 @@ TEST(Engines, JsonOutputIsOneObjectPerLineFromBothEngines) {
   const RunResult untraced = run_untraced({FETCHARGS_PATH, "3"});
   for (const std::string engine : {"trap", "jump"}) {
     const std::string events = fmt::format("{}/json-{}-{}.events", ::testing::TempDir(), engine, getpid());
-    const pid_t tracer = fork();
-    if (tracer == 0) {
-      const int devnull = open("/dev/null", O_WRONLY);
-      dup2(devnull, 1);
-      dup2(devnull, 2);
-      execl(XPROBE_PATH, XPROBE_PATH, "trace", "--engine", engine.c_str(), "--format", "json", "-o", events.c_str(), "-e",
-            "p:t/str take_string s=+0(%di):string", "--", FETCHARGS_PATH, "3", static_cast<char*>(nullptr));
-      _exit(127);
-    }
+    const pid_t tracer = start_xprobe({"--engine", engine, "--format", "json", "-o", events, "-e",
+                                        "p:t/str take_string s=+0(%di):string", "--", FETCHARGS_PATH, "3"});
     int status = 0;
     waitpid(tracer, &status, 0);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == untraced.exit_status) << status;
@@ -208,14 +219,7 @@ TEST(Engines, DetachingFromJumpsRestoresTheCodeAndGivesTheRingBack) {
   const auto before = mappings(child);
   const std::string events = fmt::format("{}/ticker-jump-{}.events", ::testing::TempDir(), getpid());
   unlink(events.c_str());
-  const pid_t tracer = fork();
-  if (tracer == 0) {
-    const int devnull = open("/dev/null", O_WRONLY);
-    dup2(devnull, 2);
-    execl(XPROBE_PATH, XPROBE_PATH, "trace", "--engine", "jump", "-p", std::to_string(child).c_str(), "-o",
-          events.c_str(), "-e", "p:t/tick tick x=%di:s64", static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  const pid_t tracer = start_xprobe({"--engine", "jump", "-p", std::to_string(child), "-o", events, "-e", "p:t/tick tick x=%di:s64"});
   bool jumped = false;
   for (int waited = 0; waited < 2000 && count(parse_trace(read_text_file(events)), "tick") < 5; ++waited) {
     jumped = jumped || code_byte(child, tick) == 0xe9;
@@ -266,14 +270,8 @@ TEST(Engines, AProgramInAPidNamespaceIsNamedAndReadAsWeSeeIt) {
   ASSERT_NE(ticker, 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   const std::string events = fmt::format("{}/ticker-pidns-{}.events", ::testing::TempDir(), getpid());
-  const pid_t tracer = fork();
-  if (tracer == 0) {
-    const int devnull = open("/dev/null", O_WRONLY);
-    dup2(devnull, 2);
-    execl(XPROBE_PATH, XPROBE_PATH, "trace", "--engine", "jump", "-p", std::to_string(ticker).c_str(), "-o",
-          events.c_str(), "-e", "p:t/tick tick x=%di:s64 ret=+0(%sp):x64", static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  const pid_t tracer = start_xprobe({"--engine", "jump", "-p", std::to_string(ticker), "-o", events, "-e",
+                                      "p:t/tick tick x=%di:s64 ret=+0(%sp):x64"});
   for (int waited = 0; waited < 2000 && count(parse_trace(read_text_file(events)), "tick") < 5; ++waited)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   kill(tracer, SIGINT);
