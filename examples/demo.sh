@@ -5,7 +5,11 @@ BUILD=${1:?usage: demo.sh BUILD_DIR}
 XPROBE=$BUILD/src/cli/xprobe
 SAMPLE=$BUILD/examples/sample
 POINTS=$BUILD/examples/probe_points_demo
-show() { printf '\n$ %s\n' "$*" | sed "s|$BUILD/||g"; "$@"; printf '[exit %d]\n' $?; }
+show() {
+  printf '\n$ %s\n' "$*" | sed "s|$BUILD/||g"
+  "$@" 2>&1 | sed "s|$BUILD/||g"
+  printf '[exit %d]\n' "${PIPESTATUS[0]}"
+}
 
 echo "== Tracing examples/sample.c (after the kernel's samples/kprobes/kprobe_example.c):"
 echo "   entry and return probes with string arguments, in the kernel's uprobe_events syntax"
