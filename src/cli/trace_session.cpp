@@ -11,6 +11,8 @@
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <functional>
+#include <initializer_list>
 #include <iterator>
 #include <memory>
 #include <optional>
@@ -114,6 +116,10 @@ class TraceSession {
   // every jump-optimized probe is a breakpoint.
   void watch_seccomp_calls();
   void demote_jumps(pid_t stopped_tid);
+  // An internal breakpoint on each function of these names in every loaded object (once per
+  // address), while the jump engine has probes.
+  void watch_functions(std::initializer_list<const char*> names, std::set<uint64_t>& watched,
+                       const std::function<void(const probe::engine::HitContext&)>& callback);
   probe::engine::ProbeSpec breakpoint_spec(PlantedProbe& planted);
   trace::EventRecord fetch_event(const PlantedProbe& probe, const probe::engine::HitContext& hit,
                                  std::optional<uint64_t> return_address, std::span<const uint64_t> saved_arguments);
@@ -450,8 +456,7 @@ void TraceSession::demote_jumps(pid_t stopped_tid) {
   jump_unusable_ = "the process put itself under seccomp";
   fmt::print(stderr, "xprobe: process {} installs a seccomp filter: its jump-optimized probes become breakpoints\n",
              process_->pid());
-  bool others_running = false;
-  for (const auto& [tid, state] : process_->threads()) others_running = others_running || state != target::ThreadState::Stopped;
+  const bool others_running = !process_->all_stopped();
   if (others_running) (void)process_->stop_all();
   jump_engine_->drain();
   (void)jump_engine_->restore_in(*process_);
@@ -468,20 +473,26 @@ void TraceSession::demote_jumps(pid_t stopped_tid) {
 }
 
 void TraceSession::watch_seccomp_calls() {
-  if (!jump_engine_ || jumps_demoted_ || jump_engine_->probe_count() == 0) return;
+  if (jumps_demoted_) return;
   constexpr uint64_t kPrSetSeccomp = 22, kPrSetNoNewPrivs = 38, kSysSeccomp = 317;
+  watch_functions({"prctl"}, seccomp_watches_, [this](const probe::engine::HitContext& c) {
+    const uint64_t option = c.registers.raw.rdi;
+    if (option == kPrSetSeccomp || option == kPrSetNoNewPrivs) demote_jumps(c.tid);
+  });
+  watch_functions({"syscall"}, seccomp_watches_, [this](const probe::engine::HitContext& c) {
+    if (c.registers.raw.rdi == kSysSeccomp) demote_jumps(c.tid);
+  });
+}
+
+void TraceSession::watch_functions(std::initializer_list<const char*> names, std::set<uint64_t>& watched,
+                                   const std::function<void(const probe::engine::HitContext&)>& callback) {
+  if (!jump_engine_ || jump_engine_->probe_count() == 0) return;
   for (const probe::LoadedModule& module : modules_.modules()) {
-    for (const char* name : {"prctl", "syscall"}) {
-      const bool is_prctl = std::string_view(name) == "prctl";
+    for (const char* name : names) {
       for (const elf::Symbol* symbol : module.elf->find_symbols(name)) {
         if (symbol->kind != elf::SymbolKind::Function) continue;
         const uint64_t address = symbol->address + module.bias;
-        if (!seccomp_watches_.insert(address).second) continue;
-        (void)engine_->add_internal_breakpoint(address, [this, is_prctl](const probe::engine::HitContext& c) {
-          const uint64_t first = c.registers.raw.rdi;
-          const bool installs = is_prctl ? (first == kPrSetSeccomp || first == kPrSetNoNewPrivs) : first == kSysSeccomp;
-          if (installs) demote_jumps(c.tid);
-        });
+        if (watched.insert(address).second) (void)engine_->add_internal_breakpoint(address, callback);
       }
     }
   }
@@ -516,17 +527,8 @@ void TraceSession::watch_dynamic_linker() {
 }
 
 void TraceSession::watch_exec_calls() {
-  if (!jump_engine_ || jump_engine_->probe_count() == 0) return;
-  for (const probe::LoadedModule& module : modules_.modules()) {
-    for (const char* name : {"execve", "execveat", "fexecve", "execv", "execvp", "execvpe", "execl", "execlp", "execle"}) {
-      for (const elf::Symbol* symbol : module.elf->find_symbols(name)) {
-        if (symbol->kind != elf::SymbolKind::Function) continue;
-        const uint64_t address = symbol->address + module.bias;
-        if (!exec_watches_.insert(address).second) continue;
-        (void)engine_->add_internal_breakpoint(address, [this](const probe::engine::HitContext&) { jump_engine_->drain(); });
-      }
-    }
-  }
+  watch_functions({"execve", "execveat", "fexecve", "execv", "execvp", "execvpe", "execl", "execlp", "execle"},
+                  exec_watches_, [this](const probe::engine::HitContext&) { jump_engine_->drain(); });
 }
 
 trace::EventRecord TraceSession::fetch_event(const PlantedProbe& probe, const probe::engine::HitContext& hit,

@@ -15,21 +15,20 @@ AgentRingReader::AgentRingReader(Io io, uint64_t ring, uint64_t ring_size)
 
 void AgentRingReader::drain(uint32_t probe_count, const RecordSink& on_record, const LossSink& on_lost) {
   probe_count = std::min(probe_count, agent::kMaxProbes);
-  uint64_t control[4] = {};  // magic, ring_size, head, tail
-  if (!io_.read(ring_, std::span(reinterpret_cast<uint8_t*>(control), sizeof control))) return;
-  if (control[0] != agent::kRingMagic || control[1] != ring_size_) return;  // gone (exec) or overwritten
-  const uint64_t head = control[2];
+  // The header's first words (magic, ring_size, head, tail, pid) and the probes' drop
+  // counters, in one read.
+  constexpr size_t kControlWords = offsetof(AgentRingHeader, dropped) / 8;
+  control_.assign(kControlWords + probe_count, 0);
+  if (!io_.read(ring_, std::span(reinterpret_cast<uint8_t*>(control_.data()), control_.size() * 8))) return;
+  if (control_[0] != agent::kRingMagic || control_[1] != ring_size_) return;  // gone (exec) or overwritten
+  const uint64_t head = control_[2];
   // What the agent could not record (ring full). Counters only grow; a smaller value is the
   // program's scribbling and is ignored.
-  if (probe_count != 0) {
-    dropped_seen_.resize(probe_count, 0);
-    std::vector<uint64_t> dropped(probe_count);
-    if (io_.read(ring_ + offsetof(AgentRingHeader, dropped), std::span(reinterpret_cast<uint8_t*>(dropped.data()), dropped.size() * 8))) {
-      for (uint32_t i = 0; i < probe_count; ++i) {
-        if (dropped[i] > dropped_seen_[i]) on_lost(i, dropped[i] - dropped_seen_[i]);
-        dropped_seen_[i] = std::max(dropped_seen_[i], dropped[i]);
-      }
-    }
+  dropped_seen_.resize(probe_count, 0);
+  for (uint32_t i = 0; i < probe_count; ++i) {
+    const uint64_t dropped = control_[kControlWords + i];
+    if (dropped > dropped_seen_[i]) on_lost(i, dropped - dropped_seen_[i]);
+    dropped_seen_[i] = std::max(dropped_seen_[i], dropped);
   }
   last_fill_ = head - tail_ > ring_size_ ? 0 : static_cast<double>(head - tail_) / static_cast<double>(ring_size_);
   if (head == tail_ || head - tail_ > ring_size_) return;  // nothing, or a head that cannot be

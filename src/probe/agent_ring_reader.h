@@ -50,6 +50,7 @@ class AgentRingReader {
   std::set<uint64_t> delivered_ahead_;       // positions handed over but not freed yet
   std::vector<uint64_t> dropped_seen_;
   std::vector<uint8_t> buffer_;
+  std::vector<uint64_t> control_;  // the header's words and the drop counters, as last read
 };
 
 }  // namespace xprobe::probe

@@ -99,6 +99,14 @@ std::optional<bool> traced_by_us(pid_t pid, pid_t tid) {
   return std::nullopt;
 }
 
+}  // namespace
+
+bool Process::all_stopped() const {
+  for (const auto& [tid, state] : threads_)
+    if (state != ThreadState::Stopped) return false;
+  return true;
+}
+
 int seccomp_mode(pid_t pid) {
   std::ifstream status(fmt::format("/proc/{}/status", pid));
   std::string line;
@@ -107,8 +115,6 @@ int seccomp_mode(pid_t pid) {
   }
   return 0;
 }
-
-}  // namespace
 
 std::optional<int> take_stashed_status(pid_t tid) {
   auto it = stash().find(tid);

@@ -130,6 +130,8 @@ class Process final : public Memory {
 
   // The tid of any stopped thread, or 0.
   pid_t any_stopped_thread() const;
+  // Whether every thread is in a ptrace stop.
+  bool all_stopped() const;
   // A stopped thread that can run a remote system call (not exiting, not waiting for a vfork
   // child; preferably not inside a system call), or 0.
   pid_t thread_for_remote_call() const;
@@ -164,6 +166,9 @@ class Process final : public Memory {
 // Whether the kernel runs a thread of `pid` with an x86 user shadow stack (CET): then a
 // call cannot be emulated (the hardware shadow stack would not get the return address).
 bool uses_shadow_stack(pid_t pid);
+
+// The seccomp mode of `pid` (0 none, 1 strict, 2 filter), from /proc/PID/status.
+int seccomp_mode(pid_t pid);
 
 // Whether `pid` is gone, a zombie, or has a SIGKILL on its way (killed from outside while we
 // were handling one of its stops): its end is then the next event to wait for.

@@ -346,41 +346,47 @@ pid_t tracer_of(pid_t pid) {
   return static_cast<pid_t>(std::atoi(status.c_str() + at + 10));
 }
 
-std::vector<pid_t> children_by_ppid(pid_t parent) {
-  std::vector<pid_t> found;
+namespace {
+
+struct ProcessEntry {
+  pid_t pid;
+  char state;
+  std::string comm;
+};
+
+// Every process whose parent is `parent`, from /proc/PID/stat.
+std::vector<ProcessEntry> children_of_parent(pid_t parent) {
+  std::vector<ProcessEntry> found;
   DIR* proc = opendir("/proc");
   if (proc == nullptr) return found;
   while (dirent* entry = readdir(proc)) {
     const pid_t pid = std::atoi(entry->d_name);
     if (pid <= 0) continue;
     const std::string stat = read_file(fmt::format("/proc/{}/stat", pid));
-    const size_t close = stat.rfind(')');
-    if (close == std::string::npos) continue;
+    const size_t open = stat.find('('), close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close < open) continue;
     char state = 0;
     int ppid = 0;
-    if (std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) == 2 && ppid == parent) found.push_back(pid);
+    if (std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) != 2 || ppid != parent) continue;
+    found.push_back({pid, state, stat.substr(open + 1, close - open - 1)});
   }
   closedir(proc);
   return found;
 }
 
+}  // namespace
+
+std::vector<pid_t> children_by_ppid(pid_t parent) {
+  std::vector<pid_t> found;
+  for (const ProcessEntry& child : children_of_parent(parent)) found.push_back(child.pid);
+  return found;
+}
+
 std::vector<std::string> stopped_or_zombie_children(pid_t parent) {
   std::vector<std::string> found;
-  DIR* proc = opendir("/proc");
-  if (proc == nullptr) return found;
-  while (dirent* entry = readdir(proc)) {
-    const pid_t pid = std::atoi(entry->d_name);
-    if (pid <= 0) continue;
-    const std::string stat = read_file(fmt::format("/proc/{}/stat", pid));
-    const size_t close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    char state = 0;
-    int ppid = 0;
-    if (std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) != 2 || ppid != parent) continue;
-    if (state == 'T' || state == 't' || state == 'Z')
-      found.push_back(fmt::format("{} {} {}", pid, state, stat.substr(stat.find('(') + 1, close - stat.find('(') - 1)));
-  }
-  closedir(proc);
+  for (const ProcessEntry& child : children_of_parent(parent))
+    if (child.state == 'T' || child.state == 't' || child.state == 'Z')
+      found.push_back(fmt::format("{} {} {}", child.pid, child.state, child.comm));
   return found;
 }
 

@@ -69,12 +69,8 @@ JumpEngine::JumpEngine(target::Process& process) : process_(process) {
 JumpEngine::~JumpEngine() = default;
 
 Status JumpEngine::usable(pid_t pid) {
-  std::ifstream status(fmt::format("/proc/{}/status", pid));
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("Seccomp:", 0) == 0 && line.find_first_of("12") != std::string::npos)
-      return make_error("the process runs under seccomp (the agent's system calls could be refused)");
-  }
+  if (target::seccomp_mode(pid) != 0)
+    return make_error("the process runs under seccomp (the agent's system calls could be refused)");
   if (target::uses_shadow_stack(pid)) return make_error("the process uses a shadow stack");
   return {};
 }
@@ -138,8 +134,7 @@ Status JumpEngine::add_probe(JumpProbeSpec spec, pid_t keep_stopped) {
   }
   const ax86::JumpPatchPlan patch = *spec.patch;
   // Five bytes are written: no thread may run meanwhile.
-  bool others_running = false;
-  for (const auto& [thread, state] : process_.threads()) others_running = others_running || state != target::ThreadState::Stopped;
+  const bool others_running = !process_.all_stopped();
   if (others_running) {
     if (auto stopped = process_.stop_all(); !stopped) return stopped;
   }
@@ -155,7 +150,7 @@ Status JumpEngine::add_probe(JumpProbeSpec spec, pid_t keep_stopped) {
 }
 
 Status JumpEngine::plant(JumpProbeSpec spec, const ax86::JumpPatchPlan& patch) {
-  const pid_t tid = process_.any_stopped_thread();
+  const pid_t tid = process_.thread_for_remote_call();
   if (tid == 0) return make_error("no stopped thread to set the jump up from");
   for (const auto& [thread, state] : process_.threads()) {
     if (state != target::ThreadState::Stopped) return make_error(fmt::format("thread {} could not be stopped", thread));
@@ -294,7 +289,7 @@ Status JumpEngine::restore_in(target::Process& process) {
   // The ring's pages go back to the kernel: a detach must not leave megabytes behind. Its
   // header reads as zeros then, so a thread still inside a trampoline records nothing.
   if (ring_ != 0) {
-    if (const pid_t tid = process.any_stopped_thread(); tid != 0) {
+    if (const pid_t tid = process.thread_for_remote_call(); tid != 0) {
       const uint64_t args[] = {ring_, kRingHeaderBytes + kRingBytes, MADV_DONTNEED};
       (void)process.remote_syscall(tid, SYS_madvise, args);
     }
