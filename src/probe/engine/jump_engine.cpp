@@ -310,4 +310,6 @@ bool JumpEngine::covers(uint64_t address) const {
   return false;
 }
 
+bool JumpEngine::handle_own_trap(pid_t, uint64_t) { return false; }
+
 }  // namespace xprobe::probe::engine

@@ -78,6 +78,7 @@ class JumpEngine final : public PatchCompanion {
   Status restore_in(target::Process& process) override;
   void forget_all() override;
   bool covers(uint64_t address) const override;
+  bool handle_own_trap(pid_t tid, uint64_t address) override;
 
  private:
   struct Probe;

@@ -372,6 +372,7 @@ Status TrapEngine::handle_trap(Process& process, const StopEvent& event, bool re
   pid_t tid = event.tid;
   auto found = sites_.find(address);
   if (found == sites_.end() || !found->second->planted) {
+    if (companion_ && &process == &process_ && companion_->handle_own_trap(tid, address)) return process.resume(tid);
     if (retired_.count(address)) {
       // Our breakpoint, removed after this thread had already trapped on it.
       uint8_t now = 0;
