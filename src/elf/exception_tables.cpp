@@ -135,16 +135,13 @@ Result<uint64_t> read_format(Reader& in, uint8_t encoding, unsigned address_size
   }
 }
 
-enum class Indirection { Refuse, Ignore };
-
 // A pointer in `encoding`. Bases that only the loader knows (textrel, datarel: libgcc takes
 // them from the object's registration or the GOT) and indirect pointers (the pointed-to
 // word is relocated at run time) are refused; `function_start` is the funcrel base, when
 // there is one. Like libgcc, a stored zero is a null pointer whatever the application.
 Result<uint64_t> read_pointer(Reader& in, uint8_t encoding, unsigned address_size, std::string_view field,
-                              std::optional<uint64_t> function_start = std::nullopt,
-                              Indirection indirection = Indirection::Refuse) {
-  if ((encoding & kIndirect) != 0 && indirection == Indirection::Refuse)
+                              std::optional<uint64_t> function_start = std::nullopt) {
+  if ((encoding & kIndirect) != 0)
     return in.error(fmt::format("{} has pointer encoding {:#04x}: indirect pointers are not supported", field, encoding));
   const uint8_t application = encoding & kApplicationMask;
   if (application == kAligned) {
@@ -232,9 +229,15 @@ Result<CommonInformation> read_cie(Reader& in, unsigned address_size) {
       case 'P': {
         auto encoding = in.byte("CIE personality encoding");
         if (!encoding) return encoding.error();
-        // Read only to step over it: the personality routine does not say where pads are.
-        auto personality = read_pointer(in, *encoding, address_size, "CIE personality pointer", std::nullopt,
-                                        Indirection::Ignore);
+        // Only stepped over (its base and indirection do not matter): the personality
+        // routine does not say where landing pads are.
+        if ((*encoding & kApplicationMask) == kAligned) {
+          const uint64_t misalignment = in.address() % address_size;
+          if (misalignment != 0 && in.remaining() >= address_size - misalignment)
+            in.seek(in.position() + (address_size - misalignment));
+        }
+        auto personality = read_format(in, (*encoding & kApplicationMask) == kAligned ? kAbsptr : *encoding,
+                                       address_size, "CIE personality pointer");
         if (!personality) return personality.error();
         break;
       }

@@ -4,7 +4,9 @@
 // a throw lands in the middle of the patch. The facts come from .eh_frame (CIEs and FDEs, as
 // the LSB "Exception Frames" chapter describes them) and the LSDAs in .gcc_except_table that
 // FDEs point to (the format libgcc's personality routine reads). All addresses are link-time
-// addresses. The file is untrusted input: malformed tables are errors, never crashes.
+// addresses of a linked object (an executable or shared library: in a relocatable .o the
+// pc-relative pointers are not resolved yet). The file is untrusted input: malformed tables
+// are errors, never crashes. Multi-byte fields are read little-endian (x86, AArch64).
 #include <cstdint>
 #include <optional>
 #include <span>

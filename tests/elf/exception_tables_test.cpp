@@ -48,31 +48,54 @@ std::string write_temp(const std::vector<uint8_t>& bytes, const std::string& nam
   return path;
 }
 
-// eh_fixture.cpp compiled to assembly, then assembled with -L so that gcc's local labels
-// (.LFB*, .LCOLDB*, the landing pads .L*) stay in the symbol table: the assembly's call-site
-// tables and nm's label addresses are an oracle independent of the parser.
+// eh_fixture.cpp compiled to assembly, then assembled with -L (and linked with
+// --discard-none) so that gcc's local labels (.LFB*, .LCOLDB*, the landing pads .L*) stay in
+// the symbol table: the assembly's call-site tables and nm's label addresses are an oracle
+// independent of the parser.
+struct Toolchain {
+  const char* arch;
+  const char* cxx;
+  const char* cc;
+  const char* nm;
+  const char* objdump;
+};
+constexpr Toolchain kX86_64{"x86_64", "g++", "gcc", "nm", "objdump"};
+constexpr Toolchain kAArch64{"aarch64", "aarch64-linux-gnu-g++-12", "aarch64-linux-gnu-gcc-12",
+                             "aarch64-linux-gnu-nm", "aarch64-linux-gnu-objdump"};
+
+struct Variant {
+  const Toolchain* tools;
+  const char* optimization;
+  std::string name() const { return std::string(tools->arch) + optimization; }
+};
+const Variant kVariants[] = {{&kX86_64, "-O0"}, {&kX86_64, "-O2"}, {&kAArch64, "-O2"}};
+constexpr Variant kDefault{&kX86_64, "-O2"};
+
 struct Fixture {
   std::string binary;
   std::string assembly;
+  const Toolchain* tools = nullptr;
 };
 
-const Fixture& fixture(const std::string& optimization) {
+const Fixture& fixture(const Variant& variant = kDefault) {
   static std::map<std::string, Fixture> built;
-  auto it = built.find(optimization);
+  auto it = built.find(variant.name());
   if (it != built.end()) return it->second;
   // The pid keeps test processes that ctest runs in parallel out of each other's files.
-  const std::string base = ::testing::TempDir() + "/eh_fixture" + std::to_string(getpid()) + optimization;
-  Fixture f{base, base + ".s"};
-  const std::string command = "g++ " + optimization + " -S " EH_FIXTURE_SOURCE " -o " + f.assembly + " && gcc " +
-                              optimization + " -c " EH_FIXTURE_C_SOURCE " -o " + base + "_c.o && g++ -Wa,-L " +
+  const std::string base = ::testing::TempDir() + "/eh_fixture" + std::to_string(getpid()) + variant.name();
+  Fixture f{base, base + ".s", variant.tools};
+  const std::string opt = variant.optimization;
+  const std::string command = std::string(variant.tools->cxx) + " " + opt + " -S " EH_FIXTURE_SOURCE " -o " +
+                              f.assembly + " && " + variant.tools->cc + " " + opt + " -c " EH_FIXTURE_C_SOURCE
+                              " -o " + base + "_c.o && " + variant.tools->cxx + " -Wa,-L -Wl,--discard-none " +
                               f.assembly + " " + base + "_c.o -o " + f.binary;
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
-  return built.emplace(optimization, f).first->second;
+  return built.emplace(variant.name(), f).first->second;
 }
 
-std::map<std::string, uint64_t> nm_addresses(const std::string& path) {
+std::map<std::string, uint64_t> nm_addresses(const Fixture& f) {
   std::map<std::string, uint64_t> out;
-  std::istringstream lines(run("nm " + path));
+  std::istringstream lines(run(std::string(f.tools->nm) + " " + f.binary));
   std::string line;
   while (std::getline(lines, line)) {
     unsigned long long address = 0;
@@ -122,9 +145,9 @@ std::map<std::string, std::set<std::string>> landing_pad_labels(const std::strin
   return by_region;
 }
 
-std::set<uint64_t> objdump_instruction_addresses(const std::string& path) {
+std::set<uint64_t> objdump_instruction_addresses(const Fixture& f) {
   std::set<uint64_t> out;
-  std::istringstream lines(run("objdump -d --no-show-raw-insn " + path));
+  std::istringstream lines(run(std::string(f.tools->objdump) + " -d --no-show-raw-insn " + f.binary));
   std::string line;
   while (std::getline(lines, line)) {
     unsigned long long address = 0;
@@ -170,19 +193,17 @@ std::set<std::tuple<uint64_t, uint64_t, bool>> our_frames(const ExceptionTables&
   return out;
 }
 
-const char* const kOptimizations[] = {"-O0", "-O2"};
-
 }  // namespace
 
 TEST(ExceptionTables, LandingPadsAgreeWithTheCompilersCallSiteTables) {
-  for (const char* optimization : kOptimizations) {
-    SCOPED_TRACE(optimization);
-    const Fixture& f = fixture(optimization);
+  for (const Variant& variant : kVariants) {
+    SCOPED_TRACE(variant.name());
+    const Fixture& f = fixture(variant);
     auto file = ElfFile::open(f.binary);
     ASSERT_TRUE(file.ok()) << file.error().message;
     auto tables = ExceptionTables::index(*file);
     ASSERT_TRUE(tables.ok()) << tables.error().message;
-    const auto labels = nm_addresses(f.binary);
+    const auto labels = nm_addresses(f);
     const auto regions = landing_pad_labels(f.assembly);
     ASSERT_GE(regions.size(), 5u);
 
@@ -218,14 +239,14 @@ TEST(ExceptionTables, LandingPadsAgreeWithTheCompilersCallSiteTables) {
 }
 
 TEST(ExceptionTables, LandingPadsAreInstructionsInsideTheirFunction) {
-  for (const char* optimization : kOptimizations) {
-    SCOPED_TRACE(optimization);
-    const Fixture& f = fixture(optimization);
+  for (const Variant& variant : kVariants) {
+    SCOPED_TRACE(variant.name());
+    const Fixture& f = fixture(variant);
     auto file = ElfFile::open(f.binary);
     ASSERT_TRUE(file.ok());
     auto tables = ExceptionTables::index(*file);
     ASSERT_TRUE(tables.ok()) << tables.error().message;
-    const auto instructions = objdump_instruction_addresses(f.binary);
+    const auto instructions = objdump_instruction_addresses(f);
     ASSERT_GT(instructions.size(), 50u);
     size_t checked = 0;
     for (const FrameDescription& frame : tables->frames()) {
@@ -244,9 +265,9 @@ TEST(ExceptionTables, LandingPadsAreInstructionsInsideTheirFunction) {
 }
 
 TEST(ExceptionTables, CountsMatchWhatTheSourceForces) {
-  for (const char* optimization : kOptimizations) {
-    SCOPED_TRACE(optimization);
-    auto file = ElfFile::open(fixture(optimization).binary);
+  for (const Variant& variant : kVariants) {
+    SCOPED_TRACE(variant.name());
+    auto file = ElfFile::open(fixture(variant).binary);
     ASSERT_TRUE(file.ok());
     auto tables = ExceptionTables::index(*file);
     ASSERT_TRUE(tables.ok()) << tables.error().message;
@@ -273,7 +294,7 @@ TEST(ExceptionTables, CountsMatchWhatTheSourceForces) {
 }
 
 TEST(ExceptionTables, CFunctionAndAddressesWithoutFdeHaveNoLandingPads) {
-  auto file = ElfFile::open(fixture("-O2").binary);
+  auto file = ElfFile::open(fixture().binary);
   ASSERT_TRUE(file.ok());
   auto tables = ExceptionTables::index(*file);
   ASSERT_TRUE(tables.ok());
@@ -292,7 +313,7 @@ TEST(ExceptionTables, CFunctionAndAddressesWithoutFdeHaveNoLandingPads) {
 }
 
 TEST(ExceptionTables, FramesAgreeWithReadelf) {
-  for (const std::string& path : {fixture("-O2").binary, std::string(kLibstdcxx)}) {
+  for (const std::string& path : {fixture().binary, std::string(kLibstdcxx)}) {
     SCOPED_TRACE(path);
     auto file = ElfFile::open(path);
     ASSERT_TRUE(file.ok()) << file.error().message;
@@ -324,10 +345,23 @@ TEST(ExceptionTables, LibstdcxxParsesOverEveryFde) {
   EXPECT_GT(tables->frames().size(), 1000u);
   EXPECT_GT(with_lsda, 100u);
   EXPECT_GT(pads, with_lsda / 2);
+  // One query in the middle of every FDE finds every landing pad once.
+  const auto queries_started = std::chrono::steady_clock::now();
+  size_t queried_pads = 0;
+  for (const FrameDescription& frame : tables->frames()) {
+    auto found = tables->landing_pads_covering(frame.pc_begin + (frame.pc_end - frame.pc_begin) / 2);
+    ASSERT_TRUE(found.ok());
+    queried_pads += found->size();
+  }
+  const auto query_time = std::chrono::steady_clock::now() - queries_started;
+  EXPECT_EQ(queried_pads, pads);
   const auto microseconds = std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count();
+  const auto query_nanoseconds = std::chrono::duration_cast<std::chrono::nanoseconds>(query_time).count() /
+                                 static_cast<long long>(tables->frames().size());
   RecordProperty("index_microseconds", static_cast<int>(microseconds));
-  std::printf("libstdc++: %zu FDEs, %zu with an LSDA, %zu landing pads, indexed in %lld us\n",
-              tables->frames().size(), with_lsda, pads, static_cast<long long>(microseconds));
+  std::printf("libstdc++: %zu FDEs, %zu with an LSDA, %zu landing pads, indexed in %lld us, %lld ns per query\n",
+              tables->frames().size(), with_lsda, pads, static_cast<long long>(microseconds),
+              static_cast<long long>(query_nanoseconds));
 }
 
 // --- The LSDA parser on bytes written by hand (LSB "LSDA" / gcc's layout).
@@ -400,7 +434,7 @@ TEST(ParseLsda, RefusesWhatItCannotResolve) {
 }
 
 TEST(ParseLsda, RealTablesTruncatedOrMutatedNeverCrash) {
-  auto file = ElfFile::open(fixture("-O2").binary);
+  auto file = ElfFile::open(fixture().binary);
   ASSERT_TRUE(file.ok());
   auto tables = ExceptionTables::index(*file);
   ASSERT_TRUE(tables.ok());
@@ -452,7 +486,7 @@ struct FixtureImage {
 
 FixtureImage fixture_image() {
   FixtureImage image;
-  const std::string path = fixture("-O2").binary;
+  const std::string path = fixture().binary;
   auto file = ElfFile::open(path);
   EXPECT_TRUE(file.ok());
   if (!file.ok()) return image;
