@@ -1,7 +1,7 @@
 #pragma once
-// Whether a resolved probe can go on the jump-optimized engine, and its spec if so: an entry
-// probe at a function's first instruction whose arguments the agent can record, in a function
-// whose bytes prove the jump safe (arch/x86/probe_support/jump_patch.h).
+// Whether a resolved probe can go on the jump-optimized engine, and its spec if so: an entry or
+// return probe at a function's first instruction whose arguments the agent can record, in a
+// function whose bytes prove the jump safe (arch/x86/probe_support/jump_patch.h).
 #include <string>
 
 #include "probe/definition.h"
@@ -17,5 +17,9 @@ namespace xprobe::cli {
 Result<probe::engine::JumpProbeSpec> jump_candidate(const probe::ProbeDefinition& definition,
                                                     const probe::ResolvedPoint& point,
                                                     const probe::ProbeFetchPlan& plan, const probe::ModuleMap& modules);
+
+// The caller's function holding the return site `address`, for the jump engine to plan its
+// patch, or why it cannot be patched.
+Result<arch::x86::JumpPatchFunction> return_site_function(uint64_t address, const probe::ModuleMap& modules);
 
 }  // namespace xprobe::cli

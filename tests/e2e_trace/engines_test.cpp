@@ -118,9 +118,10 @@ TEST(Engines, JsonOutputIsOneObjectPerLineFromBothEngines) {
 }
 
 TEST(Engines, JumpRefusesWhatItCannotProveWithTheReason) {
-  const TracedRun run = run_xprobe({"--engine", "jump", "-e", "r:t/out recurse ret=$retval:s64"}, {FETCHARGS_PATH, "3"});
+  const TracedRun run = run_xprobe({"--engine", "jump", "-e", "p:t/cs take_string cs=%cs:u16"}, {FETCHARGS_PATH, "3"});
   EXPECT_NE(run.xprobe_status, 0);
-  EXPECT_NE(run.diagnostics.find("cannot be jump-optimized: return probes use breakpoints"), std::string::npos)
+  EXPECT_NE(run.diagnostics.find("cannot be jump-optimized: argument cs: the trampoline does not save that register"),
+            std::string::npos)
       << run.diagnostics;
   EXPECT_TRUE(run.program_output.empty()) << "refused before the program ran";
   const TracedRun middle = run_xprobe({"--engine", "jump", "-e", "p:t/mid take_string+4"}, {FETCHARGS_PATH, "3"});
@@ -128,11 +129,39 @@ TEST(Engines, JumpRefusesWhatItCannotProveWithTheReason) {
   EXPECT_NE(middle.diagnostics.find("not at a function's first instruction"), std::string::npos) << middle.diagnostics;
 }
 
-TEST(Engines, AutoMixesJumpsAndBreakpointsOnOneFunction) {
-  // An entry and a return probe on one function: the return probe needs a breakpoint at the
-  // entry, so the entry probe shares it; another function's entry probe is a jump.
+TEST(Engines, ReturnProbesRecordWhatBreakpointsRecord) {
+  const std::vector<std::string> probes = {
+      "-e", "r:t/out recurse ret=$retval:s64 depth=$arg1:s64",
+      "-e", "r:t/str take_string ret=$retval:s64 s=+0($arg1):string small=$arg2:s8",
+      "-e", "r:t/many many_args ret=$retval:s64 a=$arg1:s64 g=$arg7:s64 h=$arg8:x64",
+      "-e", "p:t/in recurse depth=$arg1:s64"};
   const RunResult untraced = run_untraced({FETCHARGS_PATH, "3"});
-  const TracedRun run = run_xprobe({"-e", "p:t/in recurse depth=$arg1:s64", "-e", "r:t/out recurse ret=$retval:s64",
+  std::vector<std::string> trap_args{"--engine", "trap"}, jump_args{"--engine", "jump"};
+  trap_args.insert(trap_args.end(), probes.begin(), probes.end());
+  jump_args.insert(jump_args.end(), probes.begin(), probes.end());
+  const TracedRun trap = run_xprobe(trap_args, {FETCHARGS_PATH, "3"});
+  const TracedRun jump = run_xprobe(jump_args, {FETCHARGS_PATH, "3"});
+  for (const TracedRun* run : {&trap, &jump}) {
+    EXPECT_EQ(run->program_output, untraced.output);
+    EXPECT_EQ(run->xprobe_status, untraced.exit_status) << run->diagnostics;
+  }
+  ASSERT_GT(count(trap.events, "out"), 3u) << trap.trace_text << trap.diagnostics;
+  EXPECT_EQ(count(trap.events, "str"), 3u);
+  EXPECT_EQ(comparable(jump.events), comparable(trap.events)) << jump.diagnostics;
+  // The return sites in fetchargs are all patched (no C++ exception tables, no rel8 branch
+  // into them): nothing is watched by a breakpoint.
+  EXPECT_EQ(jump.diagnostics.find("cannot be jump-optimized"), std::string::npos) << jump.diagnostics;
+  // The location column is (return address <- function) in both.
+  for (const TracedRun* run : {&trap, &jump})
+    for (const TraceEvent& e : events_named(run->events, "str")) EXPECT_NE(e.location.find(" <- 0x"), std::string::npos) << e.location;
+}
+
+TEST(Engines, AutoMixesJumpsAndBreakpointsOnOneFunction) {
+  // An entry probe with an argument only a breakpoint can fetch (%cs) and a return probe on
+  // one function: the return probe shares the entry's breakpoint; another function's entry
+  // probe is a jump.
+  const RunResult untraced = run_untraced({FETCHARGS_PATH, "3"});
+  const TracedRun run = run_xprobe({"-e", "p:t/in recurse depth=$arg1:s64 cs=%cs:u16", "-e", "r:t/out recurse ret=$retval:s64",
                                     "-e", "p:t/str take_string s=+0(%di):string"},
                                    {FETCHARGS_PATH, "3"});
   EXPECT_EQ(run.program_output, untraced.output);
