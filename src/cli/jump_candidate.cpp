@@ -58,16 +58,22 @@ Result<probe::engine::JumpProbeSpec> jump_candidate(const probe::ProbeDefinition
   return spec;
 }
 
-Result<arch::x86::JumpPatchFunction> return_site_function(uint64_t address, const probe::ModuleMap& modules) {
+Result<arch::x86::JumpPatchFunction> return_site_function(uint64_t address, const probe::ModuleMap& modules,
+                                                          ExceptionTablesCache& tables) {
   const probe::LoadedModule* module = modules.containing(address);
   if (!module || !module->elf) return make_error(fmt::format("0x{:x} is in no object the process maps", address));
-  const elf::Symbol* function = module->elf->function_containing(address - module->bias);
+  const uint64_t link = address - module->bias;
+  const elf::Symbol* function = module->elf->function_containing(link);
   if (!function) return make_error(fmt::format("0x{:x} is in no function symbol", address));
   auto code = patch_function(*module, *function, address);
   if (!code) return code.error();
-  for (const elf::Section& section : module->elf->sections())
-    if (section.name == ".gcc_except_table")
-      return make_error("the object has C++ exception tables, which are not read yet");
+  auto indexed = tables.find(module->path);
+  if (indexed == tables.end()) indexed = tables.emplace(module->path, elf::ExceptionTables::index(*module->elf)).first;
+  if (!indexed->second) return make_error(fmt::format("its exception tables: {}", indexed->second.error().message));
+  // A jump and its displaced instructions span at most 5 + 14 bytes past the site.
+  auto pads = indexed->second->landing_pads_in(link, link + 20);
+  if (!pads) return make_error(fmt::format("its exception tables: {}", pads.error().message));
+  for (uint64_t pad : *pads) code->landing_pads.push_back(pad + module->bias);
   return code;
 }
 

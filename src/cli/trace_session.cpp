@@ -149,6 +149,7 @@ class TraceSession {
   std::unique_ptr<probe::engine::TrapEngine> engine_;
   std::unique_ptr<probe::engine::JumpEngine> jump_engine_;
   std::string jump_unusable_;  // why the process cannot have jump-optimized probes
+  ExceptionTablesCache exception_tables_;
   probe::ElfCache elf_cache_;
   probe::ModuleMap modules_;
   std::string main_executable_;
@@ -627,7 +628,7 @@ void TraceSession::start_jump_engine() {
     jump_engine_->thread_exited(tid);
   });
   probe::engine::ReturnSiteSupport sites;
-  sites.describe = [this](uint64_t address) { return return_site_function(address, modules_); };
+  sites.describe = [this](uint64_t address) { return return_site_function(address, modules_, exception_tables_); };
   sites.breakpoint_in = [this](uint64_t begin, uint64_t end) { return engine_->has_site_in(begin, end); };
   sites.on_not_patched = [this](uint64_t address, const std::string& why) {
     if (options_.engine == "jump")
@@ -750,6 +751,7 @@ int TraceSession::run() {
       jump_engine_->forget_all();
     }
     main_executable_ = read_link(fmt::format("/proc/{}/exe", process_->pid()));
+    exception_tables_.clear();
     comms_->forget_all();
     rendezvous_.reset();
     exec_watches_.clear();
