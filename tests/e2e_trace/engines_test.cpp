@@ -156,6 +156,42 @@ TEST(Engines, ReturnProbesRecordWhatBreakpointsRecord) {
     for (const TraceEvent& e : events_named(run->events, "str")) EXPECT_NE(e.location.find(" <- 0x"), std::string::npos) << e.location;
 }
 
+TEST(Engines, AReturnSiteWithALandingPadInItsBytesIsWatchedOrMissed) {
+  // thrower.cpp: outer() catches what middle() lets through; the catch's landing pad follows
+  // the call of middle within 5 bytes, so that return site cannot become a jump.
+  const std::string program = e2e_program("thrower");
+  const RunResult untraced = run_untraced({program});
+  const std::vector<std::string> probes = {"-e", "r:t/middle_ret middle ret=$retval:s32", "-e", "r:t/outer_ret outer ret=$retval:s32"};
+  std::vector<std::string> jump{"--engine", "jump", "--summary"}, automatic{"--summary"};
+  jump.insert(jump.end(), probes.begin(), probes.end());
+  automatic.insert(automatic.end(), probes.begin(), probes.end());
+  const TracedRun insisting = run_xprobe(jump, {program});
+  const TracedRun mixed = run_xprobe(automatic, {program});
+  for (const TracedRun* run : {&insisting, &mixed}) {
+    EXPECT_EQ(run->program_output, untraced.output) << run->diagnostics;
+    EXPECT_EQ(run->xprobe_status, untraced.exit_status) << run->diagnostics;
+    EXPECT_EQ(count(run->events, "outer_ret"), 40u) << run->diagnostics;
+  }
+  // --engine jump plants no breakpoint: those returns are missed, and said so.
+  EXPECT_NE(insisting.diagnostics.find("landing pad"), std::string::npos) << insisting.diagnostics;
+  EXPECT_EQ(count(insisting.events, "middle_ret"), 0u);
+  // auto watches that site with a breakpoint: every return is there.
+  EXPECT_EQ(count(mixed.events, "middle_ret"), 30u) << mixed.diagnostics;
+}
+
+TEST(Engines, AProgramWithItsOwnSigurgHandlerIsNeverSentOne) {
+  // The agent asks the tracer for a new return site with SIGURG, unless the program handles
+  // it: then through a list the tracer reads on its timer (the first returns are missed).
+  const RunResult untraced = run_untraced({URGENT_PATH});
+  ASSERT_NE(untraced.output.find("urgent=1"), std::string::npos) << untraced.output;
+  const TracedRun run = run_xprobe({"--engine", "jump", "-e", "r:t/w work ret=$retval:s64"}, {URGENT_PATH});
+  EXPECT_EQ(run.program_output, untraced.output) << run.diagnostics;
+  EXPECT_EQ(run.xprobe_status, 0) << run.diagnostics;
+  const size_t returns = count(run.events, "w");
+  EXPECT_GT(returns, 150u) << run.diagnostics;
+  EXPECT_LE(returns, 200u);
+}
+
 TEST(Engines, AutoMixesJumpsAndBreakpointsOnOneFunction) {
   // An entry probe with an argument only a breakpoint can fetch (%cs) and a return probe on
   // one function: the return probe shares the entry's breakpoint; another function's entry
