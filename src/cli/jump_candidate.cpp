@@ -8,10 +8,17 @@ namespace xprobe::cli {
 
 namespace {
 
+const elf::ExceptionTables* tables_of(const probe::LoadedModule& module, ExceptionTablesCache& tables) {
+  auto indexed = tables.find(module.path);
+  if (indexed == tables.end()) indexed = tables.emplace(module.path, elf::ExceptionTables::index(*module.elf)).first;
+  return indexed->second ? &*indexed->second : nullptr;
+}
+
 // The function `function` of `module` as the jump planner reads it: its bytes, the pieces the
-// compiler split off it (foo and foo.cold branch into each other), the symbols near `near`.
+// compiler split off it (foo and foo.cold branch into each other; in a stripped object the
+// pieces are found from the unwind tables, where its jumps lead), the symbols near `near`.
 Result<arch::x86::JumpPatchFunction> patch_function(const probe::LoadedModule& module, const elf::Symbol& function,
-                                                    uint64_t near) {
+                                                    uint64_t near, ExceptionTablesCache& tables) {
   const elf::ElfFile& file = *module.elf;
   arch::x86::JumpPatchFunction out;
   out.code = {file.function_bytes(function), function.address + module.bias};
@@ -27,6 +34,20 @@ Result<arch::x86::JumpPatchFunction> patch_function(const probe::LoadedModule& m
   const uint64_t link = near - module.bias;
   for (const elf::Symbol* other : file.symbols_starting_in(link + 1, link + 16))
     out.other_symbols.push_back(other->address + module.bias);
+  out.foreign = [file = &file, bias = module.bias, unwind = tables_of(module, tables)](uint64_t target) {
+    using arch::x86::ForeignCode;
+    const uint64_t at = target - bias;
+    for (const elf::Symbol* symbol : file->symbols_starting_in(at, at + 1))
+      if (symbol->kind == elf::SymbolKind::Function) return arch::x86::ForeignTarget{ForeignCode::FunctionStart, {}};
+    for (const elf::Section& section : file->sections())
+      if (section.name.find(".plt") != std::string::npos && at >= section.address && at - section.address < section.size)
+        return arch::x86::ForeignTarget{ForeignCode::FunctionStart, {}};
+    if (const elf::FrameDescription* fde = unwind ? unwind->frame_covering(at) : nullptr) {
+      if (auto bytes = file->bytes_at(fde->pc_begin, fde->pc_end - fde->pc_begin))
+        return arch::x86::ForeignTarget{ForeignCode::Fragment, {*bytes, fde->pc_begin + bias}};
+    }
+    return arch::x86::ForeignTarget{};
+  };
   return out;
 }
 
@@ -34,7 +55,8 @@ Result<arch::x86::JumpPatchFunction> patch_function(const probe::LoadedModule& m
 
 Result<probe::engine::JumpProbeSpec> jump_candidate(const probe::ProbeDefinition& definition,
                                                     const probe::ResolvedPoint& point,
-                                                    const probe::ProbeFetchPlan& plan, const probe::ModuleMap& modules) {
+                                                    const probe::ProbeFetchPlan& plan, const probe::ModuleMap& modules,
+                                                    ExceptionTablesCache& tables) {
   if (definition.kind != probe::ProbeKind::Entry && definition.kind != probe::ProbeKind::Return)
     return make_error("not an entry or return probe");
   if (point.address != point.function_address) return make_error("not at a function's first instruction");
@@ -46,7 +68,7 @@ Result<probe::engine::JumpProbeSpec> jump_candidate(const probe::ProbeDefinition
   const bool is_return = definition.kind == probe::ProbeKind::Return;
   auto capture = probe::compile_agent_capture(plan, is_return);
   if (!capture) return capture.error();
-  auto code = patch_function(*module, *function, point.address);
+  auto code = patch_function(*module, *function, point.address, tables);
   if (!code) return code.error();
 
   probe::engine::JumpProbeSpec spec;
@@ -65,13 +87,12 @@ Result<arch::x86::JumpPatchFunction> return_site_function(uint64_t address, cons
   const uint64_t link = address - module->bias;
   const elf::Symbol* function = module->elf->function_containing(link);
   if (!function) return make_error(fmt::format("0x{:x} is in no function symbol", address));
-  auto code = patch_function(*module, *function, address);
+  auto code = patch_function(*module, *function, address, tables);
   if (!code) return code.error();
-  auto indexed = tables.find(module->path);
-  if (indexed == tables.end()) indexed = tables.emplace(module->path, elf::ExceptionTables::index(*module->elf)).first;
-  if (!indexed->second) return make_error(fmt::format("its exception tables: {}", indexed->second.error().message));
+  const auto& indexed = tables.at(module->path);
+  if (!indexed) return make_error(fmt::format("its exception tables: {}", indexed.error().message));
   // A jump and its displaced instructions span at most 5 + 14 bytes past the site.
-  auto pads = indexed->second->landing_pads_in(link, link + 20);
+  auto pads = indexed->landing_pads_in(link, link + 20);
   if (!pads) return make_error(fmt::format("its exception tables: {}", pads.error().message));
   for (uint64_t pad : *pads) code->landing_pads.push_back(pad + module->bias);
   return code;

@@ -15,13 +15,15 @@
 
 namespace xprobe::cli {
 
+// Each object's exception tables (landing pads, and the extent of code no symbol names),
+// indexed the first time a patch in it is planned.
+using ExceptionTablesCache = std::map<std::string, Result<elf::ExceptionTables>>;
+
 // The spec without its callbacks, or why the probe needs a breakpoint.
 Result<probe::engine::JumpProbeSpec> jump_candidate(const probe::ProbeDefinition& definition,
                                                     const probe::ResolvedPoint& point,
-                                                    const probe::ProbeFetchPlan& plan, const probe::ModuleMap& modules);
-
-// Each object's exception tables, indexed the first time a return site in it is planned.
-using ExceptionTablesCache = std::map<std::string, Result<elf::ExceptionTables>>;
+                                                    const probe::ProbeFetchPlan& plan, const probe::ModuleMap& modules,
+                                                    ExceptionTablesCache& tables);
 
 // The caller's function holding the return site `address`, with the C++ landing pads near it,
 // for the jump engine to plan its patch; or why it cannot be patched.

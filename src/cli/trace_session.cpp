@@ -380,7 +380,7 @@ bool TraceSession::plant_pending(bool strict) {
     if (!jump_engine_ || jumps_demoted_) {
       choice.why_not = jump_unusable_;
     } else {
-      auto spec = jump_candidate(definitions_[ready[i].definition], ready[i].point, ready[i].plan, modules_);
+      auto spec = jump_candidate(definitions_[ready[i].definition], ready[i].point, ready[i].plan, modules_, exception_tables_);
       if (!spec) {
         choice.why_not = spec.error().message;
       } else if (auto plan = probe::engine::JumpEngine::plan(*spec); !plan) {

@@ -110,6 +110,29 @@ TEST(JumpPatch, BranchesIntoAReturnSitesBytesAreRedirectedWhenTheyHaveARel32) {
   expect_refused(return_site_plan(loop_calling_g(true), 0x1000, 0x1015), "lands at 0x1018");
 }
 
+TEST(JumpPatch, JumpsLeavingTheFunctionMustLeadSomewhereKnown) {
+  // f at 0x1000: test edi,edi; jne 0x3000 (rel32); xor eax,eax; ret — the jne leaves f.
+  const Bytes f = {0x85, 0xff, 0x0f, 0x85, 0xf8, 0x1f, 0x00, 0x00, 0x31, 0xc0, 0xc3};
+  JumpPatchFunction function;
+  function.code = {f, 0x1000};
+  expect_refused(plan_jump_patch(function, 0x1000), "leaves the function for 0x3000");
+  // A tail call: fine.
+  function.foreign = [](uint64_t) { return ForeignTarget{ForeignCode::FunctionStart, {}}; };
+  EXPECT_TRUE(plan_jump_patch(function, 0x1000));
+  // A fragment of f no symbol names (a stripped f.cold), which jumps back into the patched bytes.
+  const Bytes cold_back = {0xb8, 0x01, 0, 0, 0, 0xe9, 0xf8, 0xdf, 0xff, 0xff};  // mov eax,1; jmp 0x1002
+  function.foreign = [&](uint64_t target) {
+    return target == 0x3000 ? ForeignTarget{ForeignCode::Fragment, {cold_back, 0x3000}} : ForeignTarget{};
+  };
+  expect_refused(plan_jump_patch(function, 0x1000), "lands at 0x1002");
+  // The same fragment jumping back past the patched bytes.
+  const Bytes cold_after = {0xb8, 0x01, 0, 0, 0, 0xe9, 0xfe, 0xdf, 0xff, 0xff};  // mov eax,1; jmp 0x1008
+  function.foreign = [&](uint64_t target) {
+    return target == 0x3000 ? ForeignTarget{ForeignCode::Fragment, {cold_after, 0x3000}} : ForeignTarget{};
+  };
+  EXPECT_TRUE(plan_jump_patch(function, 0x1000));
+}
+
 TEST(JumpPatch, TheTrampolineDecodesAndEndsWithTheJumpBack) {
   const Bytes code = {0x48, 0x8d, 0x04, 0x7f, 0x48, 0x03, 0x05, 0x10, 0x00, 0x00, 0x00, 0xc3};  // ...; add rax,[rip+0x10]
   auto plan = plan_for(code, 0x400000, 0x400000);

@@ -115,10 +115,36 @@ Result<JumpPatchPlan> plan_jump_patch(const JumpPatchFunction& function, uint64_
   }
   const bool redirect = place == JumpPatchPlace::ReturnSite;
   if (auto ok = check_branches(instructions, plan, redirect); !ok) return ok.error();
-  for (const CodeRange& part : function.split_parts) {
-    auto part_instructions = decode_all(part);
+  // The function's other pieces: the named ones, then any fragment its jumps lead to.
+  std::vector<CodeRange> parts = function.split_parts;
+  std::vector<CodeRange> known = parts;
+  known.push_back(code);
+  auto is_known = [&](uint64_t target) {
+    return std::any_of(known.begin(), known.end(), [&](const CodeRange& range) {
+      return target >= range.start && target < range.start + range.bytes.size();
+    });
+  };
+  auto follow_jumps_out = [&](const std::vector<X86Insn>& from) -> Status {
+    for (const X86Insn& insn : from) {
+      if ((insn.flow != FlowKind::Jmp && insn.flow != FlowKind::Jcc) || !insn.has_rel_target || is_known(insn.rel_target))
+        continue;
+      const ForeignTarget target = function.foreign ? function.foreign(insn.rel_target) : ForeignTarget{};
+      if (target.kind == ForeignCode::FunctionStart) continue;
+      if (target.kind == ForeignCode::Unknown || target.fragment.bytes.empty() || known.size() > 32 ||
+          insn.rel_target < target.fragment.start || insn.rel_target >= target.fragment.start + target.fragment.bytes.size())
+        return make_error(fmt::format("the jump at 0x{:x} leaves the function for 0x{:x}, code nothing describes",
+                                      insn.address, insn.rel_target));
+      known.push_back(target.fragment);
+      parts.push_back(target.fragment);
+    }
+    return {};
+  };
+  if (auto ok = follow_jumps_out(instructions); !ok) return ok.error();
+  for (size_t i = 0; i < parts.size(); ++i) {
+    auto part_instructions = decode_all(parts[i]);
     if (!part_instructions) return make_error(fmt::format("a split-off part: {}", part_instructions.error().message));
     if (auto ok = check_branches(*part_instructions, plan, redirect); !ok) return ok.error();
+    if (auto ok = follow_jumps_out(*part_instructions); !ok) return ok.error();
   }
   for (uint64_t pad : function.landing_pads)
     if (pad > address && pad < address + plan.length)

@@ -19,11 +19,15 @@
 //   - the function has no indirect jump (a jump table could target anything);
 //   - no other symbol starts inside the displaced bytes (hand-written code with several
 //     entry points: the caller passes them);
+//   - every jmp/jcc leaving the function lands on another function (a tail call) or in a
+//     fragment of it that the caller can describe (a cold part in a stripped binary: its
+//     extent from the unwind tables), whose branches count too;
 //   - every displaced instruction can run relocated in the trampoline (as in an out-of-line
 //     slot, or as a relative jmp/jcc re-encoded with rel32), and a call is the last one (its
 //     return address, pushed as the original one, is then the end of the displaced bytes).
 // Threads stopped inside the displaced bytes are the engine's to check when it patches.
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -58,11 +62,25 @@ struct CodeRange {
   uint64_t start = 0;              // runtime address
 };
 
+// What a jmp/jcc of the function reaches outside the function and its known parts.
+enum class ForeignCode {
+  FunctionStart,  // another function's first instruction or a PLT stub: a tail call
+  Fragment,       // a piece of this function no symbol names (a stripped foo.cold), given
+  Unknown,        // nothing known: the function cannot be proven
+};
+struct ForeignTarget {
+  ForeignCode kind = ForeignCode::Unknown;
+  CodeRange fragment;  // Fragment: its bytes, from the unwind tables' extent
+};
+
 struct JumpPatchFunction {
   CodeRange code;                       // the whole function
   std::vector<CodeRange> split_parts;   // its .cold/.part pieces: their branches count too
   std::vector<uint64_t> other_symbols;  // runtime addresses of other symbols near the function
   std::vector<uint64_t> landing_pads;   // runtime addresses of its C++ landing pads
+  // A jump to code outside the function and its parts: what is there. Without it, every such
+  // jump makes the function unprovable (a stripped binary's cold parts are found this way).
+  std::function<ForeignTarget(uint64_t target)> foreign;
 };
 
 enum class JumpPatchPlace { FunctionEntry, ReturnSite };
