@@ -21,11 +21,13 @@ show "$XPROBE" trace \
   -- "$SAMPLE" 1
 
 echo
-echo "== Two engines. Entry probes the decoder proves safe become a jump into an in-process agent"
-echo "   (no trap per hit; the default, --engine auto, uses them wherever it can); --engine trap uses"
-echo "   breakpoints only; --engine jump insists, and says why a probe cannot be a jump"
-show "$XPROBE" trace --engine jump --summary -e 'p:demo/fib fib n=%di:s64' -o /dev/null -- "$SAMPLE" 1
-show "$XPROBE" trace --engine jump -e 'r:demo/fib_ret fib%return ret=$retval:s64' -- "$SAMPLE" 1
+echo "== Two engines. Entry probes and the return sites of return probes that the decoder proves"
+echo "   safe become jumps into an in-process agent (no trap per hit; the default, --engine auto,"
+echo "   uses them wherever it can); --engine trap uses breakpoints only; --engine jump insists, and"
+echo "   says why a probe cannot be a jump"
+show "$XPROBE" trace --engine jump --summary -e 'p:demo/fib fib n=%di:s64' -e 'r:demo/fib_ret fib%return n=$arg1:s64 ret=$retval:s64' -o /dev/null -- "$SAMPLE" 1
+show "$XPROBE" trace --engine jump -e 'r:demo/fib_ret fib%return n=$arg1:s64 ret=$retval:s64' -- "$SAMPLE" 1
+show "$XPROBE" trace --engine jump -e 'p:demo/cs fib cs=%cs:x16' -- "$SAMPLE" 1
 
 echo
 echo "== A probe the decoder cannot prove safe is refused before anything is planted"

@@ -362,8 +362,9 @@ AgentThread* find_thread(AgentReturnState& state, uint64_t tid, bool claim) {
 
 void count_discarded(AgentReturnState& state, const AgentFrame& frame) {
   if (frame.probe_index >= kMaxProbes) return;
-  __atomic_fetch_sub(&state.counters[frame.probe_index].active, 1, __ATOMIC_RELAXED);
-  __atomic_fetch_add(&state.counters[frame.probe_index].discarded, 1, __ATOMIC_RELAXED);
+  AgentProbeCounters& counters = state.counters[frame.probe_index];
+  __atomic_fetch_sub(&counters.active, 1, __ATOMIC_RELAXED);
+  __atomic_fetch_add((frame.flags & kFrameSiteUnknown) ? &counters.missed : &counters.discarded, 1, __ATOMIC_RELAXED);
 }
 
 long pid_of(const AgentProbe& probe) { return static_cast<long>(reinterpret_cast<const AgentRingHeader*>(probe.ring)->pid); }
@@ -424,7 +425,7 @@ void return_entry(const AgentProbe& probe, const uint64_t* registers) {
   frame.return_address = return_address;
   frame.entry_sp = sp;
   frame.probe_index = probe.probe_index;
-  frame.reserved = 0;
+  frame.flags = site == 0 ? kFrameSiteUnknown : 0;
   for (uint32_t i = 0; i < kMaxSavedWords; ++i) frame.saved[i] = 0;
   if (probe.entry_ops != 0) {
     // The entry's reads are not recorded: the scratch only gives the ops room to read into.
@@ -435,7 +436,11 @@ void return_entry(const AgentProbe& probe, const uint64_t* registers) {
     run_ops(probe, 0, reader_of(*reinterpret_cast<const AgentRingHeader*>(probe.ring)), registers, facts, discarded);
   }
   ++thread->depth;
-  if (site == 0) ask_for_site(*state, *thread, return_address, tid, pid_of(probe));
+  if (site == 0) {
+    ask_for_site(*state, *thread, return_address, tid, pid_of(probe));
+    // Asked with the signal, the tracer has planted the site by now.
+    if (find_site(state->sites, return_address) != 0) thread->frames[thread->depth - 1].flags = 0;
+  }
   return;
 }
 

@@ -132,9 +132,12 @@ struct AgentFrame {
   uint64_t return_address;
   uint64_t entry_sp;       // sp at the entry: the return address's slot
   uint32_t probe_index;
-  uint32_t reserved;
+  uint32_t flags;          // kFrameSiteUnknown
   uint64_t saved[kMaxSavedWords];
 };
+// The frame's return site was not known when it was pushed: if the frame is later found over
+// without having been seen returning, its return went unseen (a miss, not a discard).
+inline constexpr uint32_t kFrameSiteUnknown = 1;
 
 struct AgentThread {
   uint64_t tid;      // 0: never used; kFreedThread: the thread exited
@@ -147,7 +150,7 @@ struct AgentThread {
 struct AgentProbeCounters {
   uint64_t active;     // frames pushed and not popped by the agent
   uint64_t released;   // frames popped by the tracer (only the tracer writes this)
-  uint64_t missed;     // entries not tracked: MAXACTIVE, too deep, no thread slot
+  uint64_t missed;     // entries not tracked (MAXACTIVE, too deep, no thread slot), returns unseen
   uint64_t discarded;  // frames unwound past without returning (longjmp, exceptions)
 };
 

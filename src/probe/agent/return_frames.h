@@ -14,7 +14,7 @@ inline void copy_frame(AgentFrame& to, const AgentFrame& from) {
   to.return_address = from.return_address;
   to.entry_sp = from.entry_sp;
   to.probe_index = from.probe_index;
-  to.reserved = from.reserved;
+  to.flags = from.flags;
   for (uint32_t i = 0; i < kMaxSavedWords; ++i) to.saved[i] = from.saved[i];
 }
 

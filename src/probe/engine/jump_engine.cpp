@@ -532,12 +532,17 @@ void JumpEngine::serve_pending_requests() {
   uint64_t pending[agent::kPendingSlots] = {};
   const uint64_t at = returns_ + offsetof(agent::AgentReturnState, pending);
   if (!process_.read(at, std::span(reinterpret_cast<uint8_t*>(pending), sizeof pending))) return;
+  if (std::all_of(std::begin(pending), std::end(pending), [](uint64_t site) { return site == 0; })) return;
+  AllStopped stopped(process_, 0);
+  if (!stopped.status()) return;
   for (uint32_t i = 0; i < agent::kPendingSlots; ++i) {
     if (pending[i] == 0) continue;
     const uint64_t none = 0;
     (void)process_.write(at + 8ull * i, std::span(reinterpret_cast<const uint8_t*>(&none), 8));
     if (!sites_.count(pending[i])) serve_request(pending[i], 0);
   }
+  // Calls that returned through those sites before they were planted: their frames are over.
+  release_finished_frames();
 }
 
 Status JumpEngine::plant_return_site(uint64_t address, pid_t stopped_tid) {
@@ -606,29 +611,46 @@ Status JumpEngine::plant_return_site(uint64_t address, pid_t stopped_tid) {
   return {};
 }
 
-void JumpEngine::return_trapped(const HitContext& context) {
-  auto slot = thread_slot(seen_tid(context.tid));
-  if (!slot) return;
-  auto thread = std::make_unique<agent::AgentThread>();
-  const uint64_t at = thread_address(*slot);
-  if (!process_.read(at, std::span(reinterpret_cast<uint8_t*>(thread.get()), sizeof *thread))) return;
-  if (thread->depth > agent::kMaxFrames) thread->depth = 0;  // the program's memory: anything goes
-  const uint64_t depth_before = thread->depth;
-  std::vector<uint32_t> popped;
-  agent::AgentFrame returning{};
-  const bool returns = agent::pop_returning_frame(*thread, context.registers.sp(), context.address, returning,
-                                                  [&](const agent::AgentFrame& frame) { popped.push_back(frame.probe_index); });
-  if (thread->depth == depth_before) return;
-  (void)process_.write(at + offsetof(agent::AgentThread, depth), std::span(reinterpret_cast<const uint8_t*>(&thread->depth), 8));
-  if (returns) popped.push_back(returning.probe_index);
-  for (uint32_t index : popped) {
+void JumpEngine::release_frames(const std::vector<agent::AgentFrame>& frames, bool last_returned) {
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const uint32_t index = frames[i].probe_index;
     if (index >= probes_.size()) continue;
     Probe& probe = *probes_[index];
     ++probe.released;
+    // Over without being seen returning, from a site the agent did not know: an unseen return.
+    const bool returned = last_returned && i + 1 == frames.size();
+    if (!returned && (frames[i].flags & agent::kFrameSiteUnknown)) ++probe.missed_by_tracer;
     (void)process_.write(returns_ + offsetof(agent::AgentReturnState, counters) + index * sizeof(agent::AgentProbeCounters) +
                              offsetof(agent::AgentProbeCounters, released),
                          std::span(reinterpret_cast<const uint8_t*>(&probe.released), 8));
   }
+}
+
+std::unique_ptr<agent::AgentThread> JumpEngine::read_thread(uint32_t slot) {
+  auto thread = std::make_unique<agent::AgentThread>();
+  if (!process_.read(thread_address(slot), std::span(reinterpret_cast<uint8_t*>(thread.get()), sizeof *thread))) return nullptr;
+  if (thread->depth > agent::kMaxFrames) thread->depth = 0;  // the program's memory: anything goes
+  return thread;
+}
+
+void JumpEngine::write_depth(uint32_t slot, uint64_t depth) {
+  (void)process_.write(thread_address(slot) + offsetof(agent::AgentThread, depth), std::span(reinterpret_cast<const uint8_t*>(&depth), 8));
+}
+
+void JumpEngine::return_trapped(const HitContext& context) {
+  auto slot = thread_slot(seen_tid(context.tid));
+  if (!slot) return;
+  auto thread = read_thread(*slot);
+  if (!thread) return;
+  const uint64_t depth_before = thread->depth;
+  std::vector<agent::AgentFrame> popped;
+  agent::AgentFrame returning{};
+  const bool returns = agent::pop_returning_frame(*thread, context.registers.sp(), context.address, returning,
+                                                  [&](const agent::AgentFrame& frame) { popped.push_back(frame); });
+  if (thread->depth == depth_before) return;
+  write_depth(*slot, thread->depth);
+  if (returns) popped.push_back(returning);
+  release_frames(popped, returns);
   if (!returns || returning.probe_index >= probes_.size()) return;
   const JumpProbeSpec& spec = probes_[returning.probe_index]->spec;
   if (!spec.is_return || !spec.on_trapped_return) return;
@@ -636,12 +658,33 @@ void JumpEngine::return_trapped(const HitContext& context) {
   spec.on_trapped_return(context, context.address, std::span<const uint64_t>(returning.saved, saved));
 }
 
+void JumpEngine::release_finished_frames() {
+  for (const auto& [tid, state] : process_.threads()) {
+    auto slot = thread_slot(seen_tid(tid));
+    if (!slot) continue;
+    auto registers = process_.get_registers(tid);
+    auto thread = read_thread(*slot);
+    if (!registers || !thread) continue;
+    // Frames entered below the stack pointer are over: the thread is back in a caller.
+    std::vector<agent::AgentFrame> over;
+    agent::discard_frames_at_or_below(*thread, registers->sp() - 1, [&](const agent::AgentFrame& frame) { over.push_back(frame); });
+    if (over.empty()) continue;
+    write_depth(*slot, thread->depth);
+    release_frames(over, false);
+  }
+}
+
 void JumpEngine::thread_exited(pid_t tid) {
   auto slot = thread_slot(seen_tid(tid));
   if (!slot) return;
-  const uint64_t words[2] = {agent::kFreedThread, 0};
-  (void)process_.write(thread_address(*slot) + offsetof(agent::AgentThread, depth), std::span(reinterpret_cast<const uint8_t*>(&words[1]), 8));
-  (void)process_.write(thread_address(*slot), std::span(reinterpret_cast<const uint8_t*>(&words[0]), 8));
+  // What the thread leaves behind never returns: unseen returns among it are counted.
+  if (auto thread = read_thread(*slot)) {
+    std::vector<agent::AgentFrame> left(thread->frames, thread->frames + thread->depth);
+    release_frames(left, false);
+  }
+  const uint64_t freed = agent::kFreedThread;
+  write_depth(*slot, 0);
+  (void)process_.write(thread_address(*slot), std::span(reinterpret_cast<const uint8_t*>(&freed), 8));
   for (auto it = thread_slots_.begin(); it != thread_slots_.end();) {
     it = it->second == *slot ? thread_slots_.erase(it) : std::next(it);
   }

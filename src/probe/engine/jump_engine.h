@@ -152,6 +152,13 @@ class JumpEngine final : public PatchCompanion {
   uint64_t thread_address(uint32_t slot) const;
   // The agent's missed counts since the last look, reported through on_missed.
   void collect_counters();
+  std::unique_ptr<agent::AgentThread> read_thread(uint32_t slot);
+  void write_depth(uint32_t slot, uint64_t depth);
+  // Frames the tracer takes off a thread's stack: counted released for MAXACTIVE, and as
+  // missed when their return went unseen (all but a last one that `last_returned`).
+  void release_frames(const std::vector<agent::AgentFrame>& frames, bool last_returned);
+  // Every thread stopped: frames entered below a thread's stack pointer are over.
+  void release_finished_frames();
   Status map_ring(pid_t tid);
   Result<uint64_t> allocate_code(uint64_t near, uint64_t bytes, pid_t tid);
   uint64_t tsc_to_ns(uint64_t tsc, uint64_t tsc_now, uint64_t ns_now) const;
