@@ -3,11 +3,15 @@
 // uses. Expected bytes and register values are computed by hand from the Intel SDM.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstring>
 #include <map>
+#include <string>
 
 #include "arch/probe_arch.h"
+#include "arch/x86/probe_support/abi.h"
 #include "arch/x86/probe_support/x86_probe_arch.h"
+#include "probe/arch_registers.h"
 #include "sim/x86/branch_sim.h"
 
 namespace xprobe::arch {
@@ -287,6 +291,28 @@ TEST(ProbeArchTest, I386RetImm16RunsOutOfLineAndTheSimulatorPopsFourByteWords) {
   ASSERT_TRUE(next) << next.error().message;
   EXPECT_EQ(next->rip, 0x08049100u);
   EXPECT_EQ(next->gpr[sim::x86::kRsp], 0x8u);  // 0xfffffffc + 4 + 8, modulo 4 GiB
+}
+
+TEST(ProbeArchTest, EveryI386RegisterNameIsFoundInTheSixtyFourBitBlockUnderItsOwnName) {
+  // The 64-bit user_regs_struct field a 64-bit tracer finds each i386 register in.
+  const std::map<std::string, size_t> field = {
+      {"bx", offsetof(user_regs_struct, rbx)},     {"cx", offsetof(user_regs_struct, rcx)},
+      {"dx", offsetof(user_regs_struct, rdx)},     {"si", offsetof(user_regs_struct, rsi)},
+      {"di", offsetof(user_regs_struct, rdi)},     {"bp", offsetof(user_regs_struct, rbp)},
+      {"ax", offsetof(user_regs_struct, rax)},     {"ds", offsetof(user_regs_struct, ds)},
+      {"es", offsetof(user_regs_struct, es)},      {"fs", offsetof(user_regs_struct, fs)},
+      {"gs", offsetof(user_regs_struct, gs)},      {"orig_ax", offsetof(user_regs_struct, orig_rax)},
+      {"ip", offsetof(user_regs_struct, rip)},     {"cs", offsetof(user_regs_struct, cs)},
+      {"flags", offsetof(user_regs_struct, eflags)}, {"sp", offsetof(user_regs_struct, rsp)},
+      {"ss", offsetof(user_regs_struct, ss)},
+  };
+  const probe::ArchProbeAbi& abi = probe::probe_abi(insn::Arch::I386);
+  ASSERT_EQ(abi.names.size(), field.size());
+  for (const probe::RegisterName& name : abi.names) {
+    ASSERT_TRUE(field.count(std::string(name.name))) << name.name;
+    EXPECT_EQ(x86::i386_register_word(name.id), static_cast<int>(field.at(std::string(name.name)) / 8)) << name.name;
+  }
+  EXPECT_EQ(x86::i386_register_word(17), -1);
 }
 
 TEST(ProbeArchTest, ADecoderSubstituteIsUsedForX86_64) {
