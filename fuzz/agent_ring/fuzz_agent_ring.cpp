@@ -1,7 +1,8 @@
 // libFuzzer target for everything the tracer reads from the jump engine's ring: the ring
 // header, record headers, lengths and chunks, all written by the traced (untrusted) process.
 // The input is the ring as the process left it; it is drained and every record parsed and
-// replayed through the fetch programs of a probe with every kind of argument.
+// replayed through the fetch programs of a probe with every kind of argument (probe 0) or of
+// a return probe with saved arguments (probe 1).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -22,17 +23,21 @@ struct Probe {
   probe::AgentCapture capture;
 };
 
-const Probe& fuzzed_probe() {
-  static const Probe probe = [] {
-    auto definition = probe::parse_definition(
-        "p:f/e work a=%di:s64 s=+0(%si):string n=+8(+0(%dx)):u32 arr=+0(%sp):x16[4] names=+0(%cx):string[3] "
-        "b=+0(%r8):b3@2/8 c=$comm st=$stack1");
-    Probe out;
-    out.plan = probe::compile_fetch_plan(definition.value(), insn::Arch::X86_64);
-    out.capture = *probe::compile_agent_capture(out.plan);
-    return out;
-  }();
-  return probe;
+Probe compiled(const char* text, bool is_return) {
+  auto definition = probe::parse_definition(text);
+  Probe out;
+  out.plan = probe::compile_fetch_plan(definition.value(), insn::Arch::X86_64);
+  out.capture = *probe::compile_agent_capture(out.plan, is_return);
+  return out;
+}
+
+const Probe& fuzzed_probe(uint32_t index) {
+  static const Probe entry = compiled(
+      "p:f/e work a=%di:s64 s=+0(%si):string n=+8(+0(%dx)):u32 arr=+0(%sp):x16[4] names=+0(%cx):string[3] "
+      "b=+0(%r8):b3@2/8 c=$comm st=$stack1",
+      false);
+  static const Probe ret = compiled("r:f/r work ret=$retval:s64 a=$arg1:s64 s=+0($arg2):string g=$arg7:x64", true);
+  return index == 1 ? ret : entry;
 }
 
 }  // namespace
@@ -81,12 +86,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return true;
   };
   probe::AgentRingReader reader(io, kBase, kRingSize);
-  const Probe& fuzzed = fuzzed_probe();
   uint64_t sink = 0;
   for (int pass = 0; pass < 2; ++pass) {
     reader.drain(
         2,
-        [&](uint32_t, std::span<const uint8_t> record) {
+        [&](uint32_t index, std::span<const uint8_t> record) {
+          const Probe& fuzzed = fuzzed_probe(index);
           auto parsed = probe::parse_agent_record(record, fuzzed.capture);
           if (!parsed) return;
           for (const auto& value : probe::replay_agent_record(fuzzed.plan, *parsed, "fuzz")) sink += value.element_count();

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "elf/elf_file.h"
+#include "elf/exception_tables.h"
 
 namespace xprobe::fuzz {
 namespace {
@@ -81,6 +82,13 @@ ElfOpenOutcome open_one_elf(const uint8_t* data, size_t size) {
   for (const elf::LoadSegment& segment : elf->load_segments()) {
     (void)elf->file_offset_to_address(segment.file_offset);
     (void)elf->address_to_file_offset(segment.vaddr + segment.file_size);
+  }
+  // The exception tables (C++ landing pads) the jump engine reads for return sites.
+  if (auto tables = elf::ExceptionTables::index(*elf)) {
+    for (const elf::FrameDescription& frame : tables->frames()) {
+      if (frame.pc_end < frame.pc_begin) invariant_broken("an FDE ends before it begins");
+      (void)tables->landing_pads_in(frame.pc_begin, frame.pc_begin + 32);
+    }
   }
   return outcome;
 }

@@ -6,31 +6,75 @@
 
 namespace xprobe::cli {
 
+namespace {
+
+// The function `function` of `module` as the jump planner reads it: its bytes, the pieces the
+// compiler split off it (foo and foo.cold branch into each other), the symbols near `near`.
+Result<arch::x86::JumpPatchFunction> patch_function(const probe::LoadedModule& module, const elf::Symbol& function,
+                                                    uint64_t near) {
+  const elf::ElfFile& file = *module.elf;
+  arch::x86::JumpPatchFunction out;
+  out.code = {file.function_bytes(function), function.address + module.bias};
+  if (function.size == 0 || out.code.bytes.size() != function.size) return make_error("the function's bytes are not all in the file");
+  const size_t cold = function.name.find(".cold");
+  const std::string base = cold == std::string::npos ? function.name : function.name.substr(0, cold);
+  for (const std::string& name : {base, base + ".cold"}) {
+    for (const elf::Symbol* part : file.find_symbols(name)) {
+      if (part == &function || part->kind != elf::SymbolKind::Function) continue;
+      out.split_parts.push_back({file.function_bytes(*part), part->address + module.bias});
+    }
+  }
+  const uint64_t link = near - module.bias;
+  for (const elf::Symbol* other : file.symbols_starting_in(link + 1, link + 16))
+    out.other_symbols.push_back(other->address + module.bias);
+  return out;
+}
+
+}  // namespace
+
 Result<probe::engine::JumpProbeSpec> jump_candidate(const probe::ProbeDefinition& definition,
                                                     const probe::ResolvedPoint& point,
                                                     const probe::ProbeFetchPlan& plan, const probe::ModuleMap& modules) {
-  if (definition.kind != probe::ProbeKind::Entry) return make_error("return probes use breakpoints");
+  if (definition.kind != probe::ProbeKind::Entry && definition.kind != probe::ProbeKind::Return)
+    return make_error("not an entry or return probe");
   if (point.address != point.function_address) return make_error("not at a function's first instruction");
   const probe::LoadedModule* module = modules.find(point.module_path);
   if (!module || !module->elf) return make_error("its object is not loaded");
-  const elf::ElfFile& file = *module->elf;
   const uint64_t link = point.address - module->bias;
-  const elf::Symbol* function = file.function_containing(link);
+  const elf::Symbol* function = module->elf->function_containing(link);
   if (!function || function->address != link || function->size == 0) return make_error("no sized function symbol starts there");
-  auto capture = probe::compile_agent_capture(plan);
+  const bool is_return = definition.kind == probe::ProbeKind::Return;
+  auto capture = probe::compile_agent_capture(plan, is_return);
   if (!capture) return capture.error();
+  auto code = patch_function(*module, *function, point.address);
+  if (!code) return code.error();
 
   probe::engine::JumpProbeSpec spec;
   spec.address = point.address;
   spec.capture = std::move(*capture);
-  spec.function.code = {file.function_bytes(*function), point.address};
-  if (spec.function.code.bytes.size() != function->size) return make_error("the function's bytes are not all in the file");
-  for (const elf::Symbol* part : file.find_symbols(function->name + ".cold")) {
-    spec.function.split_parts.push_back({file.function_bytes(*part), part->address + module->bias});
-  }
-  for (const elf::Symbol* other : file.symbols_starting_in(link + 1, link + 16))
-    spec.function.other_symbols.push_back(other->address + module->bias);
+  spec.function = std::move(*code);
+  spec.is_return = is_return;
+  spec.max_active = definition.maxactive.value_or(0);
   return spec;
+}
+
+Result<arch::x86::JumpPatchFunction> return_site_function(uint64_t address, const probe::ModuleMap& modules,
+                                                          ExceptionTablesCache& tables) {
+  const probe::LoadedModule* module = modules.containing(address);
+  if (!module || !module->elf) return make_error(fmt::format("0x{:x} is in no object the process maps", address));
+  const uint64_t link = address - module->bias;
+  const elf::Symbol* function = module->elf->function_containing(link);
+  if (!function) return make_error(fmt::format("0x{:x} is in no function symbol", address));
+  auto code = patch_function(*module, *function, address);
+  if (!code) return code.error();
+  auto indexed = tables.find(module->path);
+  if (indexed == tables.end()) indexed = tables.emplace(module->path, elf::ExceptionTables::index(*module->elf)).first;
+  if (!indexed->second) return make_error(fmt::format("its exception tables: {}", indexed->second.error().message));
+  // A jump and its displaced instructions span at most 5 + 14 bytes past the site.
+  auto pads = indexed->second->landing_pads_in(link, link + 20);
+  if (!pads) return make_error(fmt::format("its exception tables: {}", pads.error().message));
+  for (uint64_t pad : *pads) code->landing_pads.push_back(pad + module->bias);
+  return code;
 }
 
 }  // namespace xprobe::cli

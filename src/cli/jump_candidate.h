@@ -1,9 +1,11 @@
 #pragma once
-// Whether a resolved probe can go on the jump-optimized engine, and its spec if so: an entry
-// probe at a function's first instruction whose arguments the agent can record, in a function
-// whose bytes prove the jump safe (arch/x86/probe_support/jump_patch.h).
+// Whether a resolved probe can go on the jump-optimized engine, and its spec if so: an entry or
+// return probe at a function's first instruction whose arguments the agent can record, in a
+// function whose bytes prove the jump safe (arch/x86/probe_support/jump_patch.h).
+#include <map>
 #include <string>
 
+#include "elf/exception_tables.h"
 #include "probe/definition.h"
 #include "probe/engine/jump_engine.h"
 #include "probe/fetch_program.h"
@@ -17,5 +19,13 @@ namespace xprobe::cli {
 Result<probe::engine::JumpProbeSpec> jump_candidate(const probe::ProbeDefinition& definition,
                                                     const probe::ResolvedPoint& point,
                                                     const probe::ProbeFetchPlan& plan, const probe::ModuleMap& modules);
+
+// Each object's exception tables, indexed the first time a return site in it is planned.
+using ExceptionTablesCache = std::map<std::string, Result<elf::ExceptionTables>>;
+
+// The caller's function holding the return site `address`, with the C++ landing pads near it,
+// for the jump engine to plan its patch; or why it cannot be patched.
+Result<arch::x86::JumpPatchFunction> return_site_function(uint64_t address, const probe::ModuleMap& modules,
+                                                          ExceptionTablesCache& tables);
 
 }  // namespace xprobe::cli

@@ -129,6 +129,8 @@ class TraceSession {
   void on_hit(const PlantedProbe& probe, const probe::engine::HitContext& context);
   void on_record(const PlantedProbe& probe, const probe::AgentRecord& record, uint64_t timestamp_ns);
   void on_lost(const PlantedProbe& probe, uint64_t count);
+  // Return probes' entries that were not tracked (MAXACTIVE, too deep): hits without events.
+  void on_missed(const PlantedProbe& probe, uint64_t count);
   void start_jump_engine();
   // Which of the ready probes become jumps: those jump_candidate() accepts whose patched
   // bytes hold no breakpoint (of another probe, or planted before).
@@ -151,6 +153,7 @@ class TraceSession {
   std::unique_ptr<probe::engine::TrapEngine> engine_;
   std::unique_ptr<probe::engine::JumpEngine> jump_engine_;
   std::string jump_unusable_;  // why the process cannot have jump-optimized probes
+  ExceptionTablesCache exception_tables_;
   probe::ElfCache elf_cache_;
   probe::ModuleMap modules_;
   std::string main_executable_;
@@ -440,6 +443,15 @@ bool TraceSession::plant_pending(bool strict) {
       probe::engine::JumpProbeSpec jump = std::move(*jumps[i].spec);
       jump.on_record = [this, &planted](const probe::AgentRecord& r, uint64_t ns) { on_record(planted, r, ns); };
       jump.on_lost = [this, &planted](uint64_t count) { on_lost(planted, count); };
+      jump.on_missed = [this, &planted](uint64_t count) { on_missed(planted, count); };
+      jump.on_trapped_return = [this, &planted](const probe::engine::HitContext& c, uint64_t return_address,
+                                                std::span<const uint64_t> saved) {
+        if (jump_engine_) jump_engine_->drain();
+        trace::EventRecord record = fetch_event(planted, c, return_address, saved);
+        record.address = return_address;
+        record.function_address = planted.address;
+        emit(std::move(record));
+      };
       auto added = jump_engine_->add_probe(std::move(jump), handling_tid_);
       if (added) {
         planted.jumped = true;
@@ -597,8 +609,20 @@ void TraceSession::on_record(const PlantedProbe& probe, const probe::AgentRecord
   record.cpu = agent_record.cpu;
   record.timestamp_ns = timestamp_ns;
   record.address = probe.address;
+  if (probe.is_return) {
+    record.address = agent_record.return_address;
+    record.function_address = probe.address;
+  }
   record.values = probe::replay_agent_record(probe.plan, agent_record, record.comm);
   emit(std::move(record));
+}
+
+void TraceSession::on_missed(const PlantedProbe& probe, uint64_t count) {
+  trace::ProbeCounters& counters = statistics_.counters(probe.catalog_id);
+  for (uint64_t i = 0; i < count; ++i) {
+    counters.hit();
+    counters.miss();
+  }
 }
 
 void TraceSession::on_lost(const PlantedProbe& probe, uint64_t count) {
@@ -629,10 +653,30 @@ void TraceSession::start_jump_engine() {
   }
   jump_engine_ = std::make_unique<probe::engine::JumpEngine>(*process_);
   engine_->set_companion(jump_engine_.get());
-  process_->set_exit_observer([this](pid_t) { jump_engine_->drain(); });
+  process_->set_exit_observer([this](pid_t tid) {
+    jump_engine_->drain();
+    jump_engine_->thread_exited(tid);
+  });
+  probe::engine::ReturnSiteSupport sites;
+  sites.describe = [this](uint64_t address) { return return_site_function(address, modules_, exception_tables_); };
+  sites.breakpoint_in = [this](uint64_t begin, uint64_t end) { return engine_->has_site_in(begin, end); };
+  sites.on_not_patched = [this](uint64_t address, const std::string& why) {
+    if (options_.engine == "jump")
+      fmt::print(stderr, "xprobe: return site {:#x} cannot be jump-optimized ({}): returns there are missed (--engine jump)\n",
+                 address, why);
+  };
+  if (options_.engine != "jump") sites.watch = [this](uint64_t address) -> Status {
+    auto id = engine_->add_internal_breakpoint(address, [this](const probe::engine::HitContext& c) {
+      if (jump_engine_) jump_engine_->return_trapped(c);
+    });
+    if (!id) return id.error();
+    return {};
+  };
+  jump_engine_->set_return_site_support(std::move(sites));
   target::set_idle_hook(
       [this] {
         jump_engine_->drain();
+        jump_engine_->serve_pending_requests();
         target::set_idle_interval(jump_engine_->drain_interval_ms());
       },
       8);
@@ -661,6 +705,11 @@ void TraceSession::emit(trace::EventRecord&& record) {
 }
 
 void TraceSession::print_profile() {
+  // Return probes on breakpoints: entries the trap engine could not track (MAXACTIVE).
+  for (const PlantedProbe& planted : planted_) {
+    if (planted.jumped || !planted.is_return || !engine_) continue;
+    on_missed(planted, engine_->stats(planted.engine_id).misses);
+  }
   output_->flush();
   if (options_.summary)
     fmt::print(stderr, "{}", trace::format_summary(catalog_, statistics_));
@@ -732,6 +781,7 @@ int TraceSession::run() {
       jump_engine_->forget_all();
     }
     main_executable_ = read_link(fmt::format("/proc/{}/exe", process_->pid()));
+    exception_tables_.clear();
     comms_->forget_all();
     rendezvous_.reset();
     exec_watches_.clear();

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -25,7 +26,10 @@ AgentOp op(agent::AgentOpCode code, int64_t operand = 0, uint8_t reg = 0, uint32
   return AgentOp{code, reg, 0, size, operand};
 }
 
-Status compile_program(const FetchProgram& program, AgentCapture& capture, uint64_t& record_bytes) {
+// `capture.ops` gets the program's ops; `save` (entry of a return probe): the value is saved
+// in that frame word instead of being recorded.
+Status compile_program(const FetchProgram& program, AgentCapture& capture, uint64_t& record_bytes,
+                       std::optional<uint8_t> save = std::nullopt) {
   if (program.word_size != 8) return make_error("only 64-bit processes");
   for (const FetchInstruction& instruction : program.code) {
     switch (instruction.op) {
@@ -50,9 +54,16 @@ Status compile_program(const FetchProgram& program, AgentCapture& capture, uint6
         capture.ops.push_back(op(agent::kOpImmediate, static_cast<int64_t>(*program.relocations[index].address)));
         break;
       }
-      case FetchOp::LoadSavedArgument:
+      case FetchOp::LoadSavedArgument: {
+        if (!capture.is_return || instruction.operand < 1 || instruction.operand > agent::kMaxSavedWords)
+          return make_error(fmt::format("argument {}: needs the state of a function's entry", program.name));
+        capture.ops.push_back(op(agent::kOpLoadSaved, 0, static_cast<uint8_t>(instruction.operand - 1)));
+        break;
+      }
       case FetchOp::LoadReturnAddress:
-        return make_error(fmt::format("argument {}: needs the state of a function's entry (return probe)", program.name));
+        if (!capture.is_return) return make_error(fmt::format("argument {}: needs a return address", program.name));
+        capture.ops.push_back(op(agent::kOpReturnAddress));
+        break;
       case FetchOp::Deref:
         capture.ops.push_back(op(agent::kOpAdd, instruction.operand));
         capture.ops.push_back(op(agent::kOpDeref));
@@ -83,6 +94,7 @@ Status compile_program(const FetchProgram& program, AgentCapture& capture, uint6
         break;
     }
   }
+  if (save) capture.ops.push_back(op(agent::kOpSave, 0, *save));
   capture.ops.push_back(op(agent::kOpNextArgument));
   return {};
 }
@@ -132,9 +144,24 @@ uint64_t word_at(std::span<const uint8_t> bytes, size_t offset) {
 
 }  // namespace
 
-Result<AgentCapture> compile_agent_capture(const ProbeFetchPlan& plan) {
+Result<AgentCapture> compile_agent_capture(const ProbeFetchPlan& plan, bool is_return) {
   AgentCapture capture;
+  capture.is_return = is_return;
   uint64_t record_bytes = 8 * agent::kRecordFixedWords;
+  if (is_return) {
+    // The entry's programs: their reads are not recorded, only the words they yield.
+    AgentCapture entry;
+    uint64_t unused = 0;
+    for (const auto& [number, program] : plan.entry_captures) {
+      if (number < 1 || number > agent::kMaxSavedWords)
+        return make_error(fmt::format("saves $arg{} at entry: a frame holds {} words", number, agent::kMaxSavedWords));
+      if (auto ok = compile_program(program, entry, unused, static_cast<uint8_t>(number - 1)); !ok) return ok.error();
+      capture.saved_count = std::max(capture.saved_count, number);
+    }
+    capture.entry_ops = std::move(entry.ops);
+    capture.entry_ops.push_back(op(agent::kOpEnd));
+    record_bytes += 8 + 8u * capture.saved_count;
+  }
   for (const FetchProgram& program : plan.arguments)
     if (auto ok = compile_program(program, capture, record_bytes); !ok) return ok.error();
   capture.ops.push_back(op(agent::kOpEnd));
@@ -144,18 +171,43 @@ Result<AgentCapture> compile_agent_capture(const ProbeFetchPlan& plan) {
   return capture;
 }
 
-std::vector<uint8_t> agent_probe_descriptor(uint64_t ring, uint32_t probe_index, const AgentCapture& capture) {
+namespace {
+
+std::vector<uint8_t> descriptor_bytes(const agent::AgentProbe& head, const std::vector<AgentOp>& ops) {
+  const size_t fixed = offsetof(agent::AgentProbe, ops);
+  std::vector<uint8_t> bytes(fixed + ops.size() * sizeof(AgentOp));
+  std::memcpy(bytes.data(), &head, fixed);
+  std::memcpy(bytes.data() + fixed, ops.data(), ops.size() * sizeof(AgentOp));
+  return bytes;
+}
+
+}  // namespace
+
+std::vector<uint8_t> agent_probe_descriptor(uint64_t ring, uint32_t probe_index, const AgentCapture& capture,
+                                            uint64_t returns, uint32_t max_active) {
   agent::AgentProbe head{};
   head.ring = ring;
+  head.returns = returns;
+  head.kind = capture.is_return ? agent::kKindReturnEntry : agent::kKindEvent;
   head.probe_index = probe_index;
   head.register_mask = capture.register_mask;
   head.max_record = capture.max_record;
-  head.op_count = static_cast<uint32_t>(capture.ops.size());
-  const size_t fixed = offsetof(agent::AgentProbe, ops);
-  std::vector<uint8_t> bytes(fixed + capture.ops.size() * sizeof(AgentOp));
-  std::memcpy(bytes.data(), &head, fixed);
-  std::memcpy(bytes.data() + fixed, capture.ops.data(), capture.ops.size() * sizeof(AgentOp));
-  return bytes;
+  head.max_active = max_active;
+  head.saved_count = capture.saved_count;
+  std::vector<AgentOp> ops = capture.is_return ? capture.entry_ops : std::vector<AgentOp>{};
+  head.entry_ops = static_cast<uint32_t>(ops.size());
+  ops.insert(ops.end(), capture.ops.begin(), capture.ops.end());
+  head.op_count = static_cast<uint32_t>(ops.size());
+  return descriptor_bytes(head, ops);
+}
+
+std::vector<uint8_t> agent_return_site_descriptor(uint64_t ring, uint64_t returns) {
+  agent::AgentProbe head{};
+  head.ring = ring;
+  head.returns = returns;
+  head.kind = agent::kKindReturnSite;
+  head.op_count = 1;
+  return descriptor_bytes(head, {op(agent::kOpEnd)});
 }
 
 Result<AgentRecord> parse_agent_record(std::span<const uint8_t> record, const AgentCapture& capture) {
@@ -168,6 +220,13 @@ Result<AgentRecord> parse_agent_record(std::span<const uint8_t> record, const Ag
   out.cpu = static_cast<uint32_t>(word_at(record, 32) & 0xfff);
   out.register_mask = capture.register_mask;
   size_t at = 8 * agent::kRecordFixedWords;
+  out.is_return = capture.is_return;
+  if (capture.is_return) {
+    if (at + 8 * (1 + size_t{capture.saved_count}) > record.size()) return corrupt("return facts cut short");
+    out.return_address = word_at(record, at);
+    at += 8;
+    for (uint32_t i = 0; i < capture.saved_count; ++i, at += 8) out.saved.push_back(word_at(record, at));
+  }
   for (uint32_t r = 0; r < agent::kSavedRegisterWords; ++r) {
     if ((capture.register_mask & (1u << r)) == 0) continue;
     if (at + 8 > record.size()) return corrupt("registers cut short");
@@ -193,7 +252,9 @@ std::vector<FetchedValue> replay_agent_record(const ProbeFetchPlan& plan, const 
                                               std::string_view comm) {
   RecordedRegisters registers(record);
   RecordedMemory memory(record.chunks);
-  const FetchEnvironment environment{registers, memory, comm, std::nullopt, {}};
+  std::optional<uint64_t> return_address;
+  if (record.is_return) return_address = record.return_address;
+  const FetchEnvironment environment{registers, memory, comm, return_address, record.saved};
   return run_all(plan, environment);
 }
 

@@ -19,14 +19,23 @@ struct AgentCapture {
   uint32_t register_mask = 0;
   uint32_t max_record = 0;  // bytes the agent reserves per hit
   std::vector<agent::AgentOp> ops;
+  // Return probes: the record is made at the return; entry_ops save saved_count words at
+  // the entry ($argN), which the record carries.
+  bool is_return = false;
+  uint32_t saved_count = 0;
+  std::vector<agent::AgentOp> entry_ops;
 };
 
-// The agent's ops for an entry probe's plan (x86-64), or why the plan needs the tracer
-// (return probes' saved arguments, registers the trampoline does not save, long string arrays).
-Result<AgentCapture> compile_agent_capture(const ProbeFetchPlan& plan);
+// The agent's ops for a probe's plan (x86-64), or why the plan needs the tracer (registers
+// the trampoline does not save, long string arrays, more saved arguments than a frame holds).
+Result<AgentCapture> compile_agent_capture(const ProbeFetchPlan& plan, bool is_return = false);
 
-// The AgentProbe descriptor (agent_abi.h) the trampoline hands the agent.
-std::vector<uint8_t> agent_probe_descriptor(uint64_t ring, uint32_t probe_index, const AgentCapture& capture);
+// The AgentProbe descriptor (agent_abi.h) the trampoline hands the agent. `returns`: the
+// AgentReturnState, for return probes; `max_active` their outstanding frames at most.
+std::vector<uint8_t> agent_probe_descriptor(uint64_t ring, uint32_t probe_index, const AgentCapture& capture,
+                                            uint64_t returns = 0, uint32_t max_active = 0);
+// The descriptor of a return site (agent::kKindReturnSite).
+std::vector<uint8_t> agent_return_site_descriptor(uint64_t ring, uint64_t returns);
 
 // One record from the ring, validated against the capture it was made with.
 struct AgentRecord {
@@ -35,6 +44,9 @@ struct AgentRecord {
   uint32_t cpu = 0;
   uint32_t register_mask = 0;
   uint64_t registers[agent::kSavedRegisterWords] = {};
+  bool is_return = false;
+  uint64_t return_address = 0;   // return probes
+  std::vector<uint64_t> saved;   // return probes: the words saved at entry
   struct Chunk {
     uint64_t address;
     std::span<const uint8_t> bytes;  // what arrived (a short chunk is a fault after it)

@@ -20,13 +20,36 @@ namespace {
 using Bytes = std::vector<uint8_t>;
 
 Result<JumpPatchPlan> plan_for(const Bytes& code, uint64_t start, uint64_t address, std::vector<CodeRange> parts = {},
-                               std::vector<uint64_t> others = {}) {
+                               std::vector<uint64_t> others = {}, JumpPatchPlace place = JumpPatchPlace::FunctionEntry,
+                               std::vector<uint64_t> landing_pads = {}) {
   JumpPatchFunction function;
   function.code = {code, start};
   function.split_parts = std::move(parts);
   function.other_symbols = std::move(others);
-  return plan_jump_patch(function, address);
+  function.landing_pads = std::move(landing_pads);
+  return plan_jump_patch(function, address, place);
 }
+
+Result<JumpPatchPlan> return_site_plan(const Bytes& code, uint64_t start, uint64_t address, std::vector<uint64_t> pads = {}) {
+  return plan_for(code, start, address, {}, {}, JumpPatchPlace::ReturnSite, std::move(pads));
+}
+
+// f(n) at 0: n*(n-1) by a loop calling g(k) = 2k at +0x100. The return site at 0x15 is followed,
+// 3 bytes on, by the loop's check at 0x18, which the jmp rel32 at 0x08 enters.
+//   00 push rbx; 01 push r12; 03 mov r12,rdi; 06 xor ebx,ebx; 08 jmp 0x18
+//   0d mov rdi,r12; 10 call g; 15 add rbx,rax; 18 dec r12; 1b jnz 0x0d; 21 mov rax,rbx
+//   24 pop r12; 26 pop rbx; 27 ret
+Bytes loop_calling_g(bool short_entry_jump) {
+  Bytes f = {0x53, 0x41, 0x54, 0x49, 0x89, 0xfc, 0x31, 0xdb, 0xe9, 0x0b, 0x00, 0x00, 0x00,
+             0x4c, 0x89, 0xe7, 0xe8, 0xeb, 0x00, 0x00, 0x00, 0x48, 0x01, 0xc3, 0x49, 0xff, 0xcc,
+             0x0f, 0x85, 0xec, 0xff, 0xff, 0xff, 0x48, 0x89, 0xd8, 0x41, 0x5c, 0x5b, 0xc3};
+  if (short_entry_jump) {  // jmp rel8 0x18, then three nops
+    const Bytes rel8 = {0xeb, 0x0e, 0x90, 0x90, 0x90};
+    std::copy(rel8.begin(), rel8.end(), f.begin() + 8);
+  }
+  return f;
+}
+const Bytes kG = {0x48, 0x8d, 0x04, 0x3f, 0xc3};  // lea rax,[rdi+rdi]; ret
 
 void expect_refused(const Result<JumpPatchPlan>& plan, const std::string& words) {
   ASSERT_FALSE(plan) << "accepted";
@@ -64,6 +87,29 @@ TEST(JumpPatch, RefusesWhatCouldEnterThePatchedBytes) {
   expect_refused(plan_for({0xcc, 0x90, 0x90, 0x90, 0x90, 0xc3}, 0x1000, 0x1000), "interrupt");
 }
 
+TEST(JumpPatch, AReturnSiteIsTheInstructionAfterACall) {
+  const Bytes f = loop_calling_g(false);
+  auto plan = return_site_plan(f, 0x1000, 0x1015);
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->length, 6u);  // add rbx,rax; dec r12
+  // Not after a call: mid-function bytes stay breakpoints.
+  expect_refused(return_site_plan(f, 0x1000, 0x1018), "does not follow a call");
+  // A landing pad among the displaced bytes.
+  expect_refused(return_site_plan(f, 0x1000, 0x1015, {0x1018}), "landing pad");
+  EXPECT_TRUE(return_site_plan(f, 0x1000, 0x1015, {0x1015, 0x1021}));
+}
+
+TEST(JumpPatch, BranchesIntoAReturnSitesBytesAreRedirectedWhenTheyHaveARel32) {
+  auto plan = return_site_plan(loop_calling_g(false), 0x1000, 0x1015);
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_EQ(plan->redirects.size(), 1u);
+  EXPECT_EQ(plan->redirects[0].branch, 0x1008u);
+  EXPECT_EQ(plan->redirects[0].length, 5u);
+  EXPECT_EQ(plan->redirects[0].displaced, 1u);
+  // A rel8 cannot reach a trampoline: the site stays a breakpoint.
+  expect_refused(return_site_plan(loop_calling_g(true), 0x1000, 0x1015), "lands at 0x1018");
+}
+
 TEST(JumpPatch, TheTrampolineDecodesAndEndsWithTheJumpBack) {
   const Bytes code = {0x48, 0x8d, 0x04, 0x7f, 0x48, 0x03, 0x05, 0x10, 0x00, 0x00, 0x00, 0xc3};  // ...; add rax,[rip+0x10]
   auto plan = plan_for(code, 0x400000, 0x400000);
@@ -73,9 +119,9 @@ TEST(JumpPatch, TheTrampolineDecodesAndEndsWithTheJumpBack) {
   ASSERT_TRUE(trampoline) << trampoline.error().message;
   const insn::x86::DecoderConfig config{};
   std::vector<insn::x86::X86Insn> decoded;
-  for (size_t offset = 0; offset < trampoline->size();) {
+  for (size_t offset = 0; offset < trampoline->code.size();) {
     insn::x86::X86Insn insn;
-    ASSERT_EQ(insn::x86::decode(std::span(*trampoline).subspan(offset), at + offset, config, insn), insn::x86::DecodeStatus::Ok)
+    ASSERT_EQ(insn::x86::decode(std::span(trampoline->code).subspan(offset), at + offset, config, insn), insn::x86::DecodeStatus::Ok)
         << "at +" << offset;
     decoded.push_back(insn);
     offset += insn.length;
@@ -136,7 +182,7 @@ class CodePage {
     ASSERT_TRUE(plan) << plan.error().message;
     auto trampoline = build_trampoline(*plan, {address(trampoline_offset), {descriptor}, reinterpret_cast<uint64_t>(&stand_in_agent)});
     ASSERT_TRUE(trampoline) << trampoline.error().message;
-    std::memcpy(at(trampoline_offset), trampoline->data(), trampoline->size());
+    std::memcpy(at(trampoline_offset), trampoline->code.data(), trampoline->code.size());
     auto jump = build_jump(address(offset), address(trampoline_offset));
     ASSERT_TRUE(jump);
     std::memcpy(at(offset), jump->data(), jump->size());
@@ -146,6 +192,36 @@ class CodePage {
   static constexpr size_t kSize = 1 << 16;
   uint8_t* page_ = nullptr;
 };
+
+TEST(Trampoline, AReturnSiteWithARedirectedLoopBranchRunsAsTheOriginal) {
+  CodePage page;
+  ASSERT_TRUE(page.ok());
+  const Bytes f = loop_calling_g(false);
+  std::memcpy(page.at(0x100), f.data(), f.size());
+  std::memcpy(page.at(0x200), kG.data(), kG.size());
+  using Fn = long (*)(long);
+  const auto fn = reinterpret_cast<Fn>(page.at(0x100));
+  ASSERT_EQ(fn(5), 20);
+  auto plan = return_site_plan(f, page.address(0x100), page.address(0x115));
+  ASSERT_TRUE(plan) << plan.error().message;
+  auto trampoline = build_trampoline(*plan, {page.address(0x1000), {0x5e}, reinterpret_cast<uint64_t>(&stand_in_agent)});
+  ASSERT_TRUE(trampoline) << trampoline.error().message;
+  std::memcpy(page.at(0x1000), trampoline->code.data(), trampoline->code.size());
+  ASSERT_EQ(plan->redirects.size(), 1u);
+  const BranchRedirect& redirect = plan->redirects[0];
+  auto rel32 = build_redirect(redirect, trampoline->displaced_at.at(redirect.displaced));
+  ASSERT_TRUE(rel32);
+  std::memcpy(reinterpret_cast<uint8_t*>(redirect.branch + redirect.length - 4), rel32->data(), 4);
+  auto jump = build_jump(page.address(0x115), page.address(0x1000));
+  ASSERT_TRUE(jump);
+  std::memcpy(page.at(0x115), jump->data(), jump->size());
+  g_calls = {};
+  EXPECT_EQ(fn(5), 20);
+  EXPECT_EQ(g_calls.count, 4);  // once per return from g, never for the loop's entry jump
+  EXPECT_EQ(g_calls.block[16], page.address(0x115));
+  EXPECT_EQ(fn(1), 0);
+  EXPECT_EQ(g_calls.count, 4);
+}
 
 using Fn2 = long (*)(long, long);
 using Fn1 = long (*)(long);

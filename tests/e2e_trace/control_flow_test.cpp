@@ -1,5 +1,6 @@
 // Threads, longjmp and C++ exceptions through probed functions: the program must behave as
-// untraced, and the events must be complete.
+// untraced, and the events must be complete. Each runs with breakpoints only and with the
+// default engine (jump-optimized entries and return sites where they can be).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -11,9 +12,17 @@
 namespace xprobe::testing {
 namespace {
 
-TEST(ControlFlow, EightThreadsHitTheSameProbes) {
+class ControlFlow : public ::testing::TestWithParam<std::string> {
+ protected:
+  TracedRun trace(std::vector<std::string> args, const std::vector<std::string>& command) {
+    args.insert(args.begin(), {"--engine", GetParam()});
+    return run_xprobe(args, command);
+  }
+};
+
+TEST_P(ControlFlow, EightThreadsHitTheSameProbes) {
   const std::string program = e2e_program("threads");
-  auto run = run_xprobe({"-e", "p:t/work work x=%di:s64", "-e", "r:t/step_ret step ret=$retval:s64"}, {program});
+  auto run = trace({"-e", "p:t/work work x=%di:s64", "-e", "r:t/step_ret step ret=$retval:s64"}, {program});
   const RunResult untraced = run_untraced({program});
   EXPECT_EQ(run.program_output, untraced.output);
   EXPECT_EQ(run.xprobe_status, untraced.exit_status) << run.diagnostics;
@@ -25,9 +34,9 @@ TEST(ControlFlow, EightThreadsHitTheSameProbes) {
   EXPECT_EQ(tids.size(), 8u);
 }
 
-TEST(ControlFlow, LongjmpOutOfProbedFunctions) {
+TEST_P(ControlFlow, LongjmpOutOfProbedFunctions) {
   const std::string program = e2e_program("jumper");
-  auto run = run_xprobe({"-e", "p:t/dive dive depth=%di:s32", "-e", "r:t/dive_ret dive ret=$retval:s32",
+  auto run = trace({"-e", "p:t/dive dive depth=%di:s32", "-e", "r:t/dive_ret dive ret=$retval:s32",
                          "-e", "r:t/leaf_ret leaf ret=$retval:s32"},
                         {program});
   const RunResult untraced = run_untraced({program});
@@ -46,7 +55,7 @@ TEST(ControlFlow, LongjmpOutOfProbedFunctions) {
     }
 }
 
-TEST(ControlFlow, CxxExceptionThroughProbedFunctions) {
+TEST_P(ControlFlow, CxxExceptionThroughProbedFunctions) {
   const std::string program = e2e_program("thrower");
   const RunResult untraced = run_untraced({program});
   std::vector<std::string> args;
@@ -54,7 +63,7 @@ TEST(ControlFlow, CxxExceptionThroughProbedFunctions) {
     args.insert(args.end(), {"-e", fmt::format("p:t/{0} {0} n=%di:s32", f)});
     args.insert(args.end(), {"-e", fmt::format("r:t/{0}_ret {0} ret=$retval:s32", f)});
   }
-  auto run = run_xprobe(args, {program});
+  auto run = trace(args, {program});
   EXPECT_EQ(run.program_output, untraced.output) << run.diagnostics;
   EXPECT_EQ(run.xprobe_status, untraced.exit_status) << run.diagnostics;
   // thrower.cpp: outer(i) for i < 40; inner throws when i % 4 == 3 (10 times), the exception
@@ -72,14 +81,16 @@ TEST(ControlFlow, CxxExceptionThroughProbedFunctions) {
 
 // Every function of the program probed at entry and return (a glob), _start and the
 // exception machinery's callers included: the program must not notice.
-TEST(ControlFlow, EveryFunctionOfACxxProgram) {
+TEST_P(ControlFlow, EveryFunctionOfACxxProgram) {
   const std::string program = e2e_program("thrower");
   const RunResult untraced = run_untraced({program});
-  auto run = run_xprobe({"-e", "p:t/any thrower:*", "-e", "r:t/any_ret thrower:*"}, {program});
+  auto run = trace({"-e", "p:t/any thrower:*", "-e", "r:t/any_ret thrower:*"}, {program});
   EXPECT_EQ(run.program_output, untraced.output) << run.diagnostics;
   EXPECT_EQ(run.xprobe_status, untraced.exit_status) << run.diagnostics;
   EXPECT_GE(count(run.events, "any"), 120u);  // at least outer, middle and inner, 40 times each
 }
+
+INSTANTIATE_TEST_SUITE_P(Engines, ControlFlow, ::testing::Values("trap", "auto"));
 
 }  // namespace
 }  // namespace xprobe::testing

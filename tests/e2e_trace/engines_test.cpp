@@ -118,9 +118,10 @@ TEST(Engines, JsonOutputIsOneObjectPerLineFromBothEngines) {
 }
 
 TEST(Engines, JumpRefusesWhatItCannotProveWithTheReason) {
-  const TracedRun run = run_xprobe({"--engine", "jump", "-e", "r:t/out recurse ret=$retval:s64"}, {FETCHARGS_PATH, "3"});
+  const TracedRun run = run_xprobe({"--engine", "jump", "-e", "p:t/cs take_string cs=%cs:u16"}, {FETCHARGS_PATH, "3"});
   EXPECT_NE(run.xprobe_status, 0);
-  EXPECT_NE(run.diagnostics.find("cannot be jump-optimized: return probes use breakpoints"), std::string::npos)
+  EXPECT_NE(run.diagnostics.find("cannot be jump-optimized: argument cs: the trampoline does not save that register"),
+            std::string::npos)
       << run.diagnostics;
   EXPECT_TRUE(run.program_output.empty()) << "refused before the program ran";
   const TracedRun middle = run_xprobe({"--engine", "jump", "-e", "p:t/mid take_string+4"}, {FETCHARGS_PATH, "3"});
@@ -128,11 +129,75 @@ TEST(Engines, JumpRefusesWhatItCannotProveWithTheReason) {
   EXPECT_NE(middle.diagnostics.find("not at a function's first instruction"), std::string::npos) << middle.diagnostics;
 }
 
-TEST(Engines, AutoMixesJumpsAndBreakpointsOnOneFunction) {
-  // An entry and a return probe on one function: the return probe needs a breakpoint at the
-  // entry, so the entry probe shares it; another function's entry probe is a jump.
+TEST(Engines, ReturnProbesRecordWhatBreakpointsRecord) {
+  const std::vector<std::string> probes = {
+      "-e", "r:t/out recurse ret=$retval:s64 depth=$arg1:s64",
+      "-e", "r:t/str take_string ret=$retval:s64 s=+0($arg1):string small=$arg2:s8",
+      "-e", "r:t/many many_args ret=$retval:s64 a=$arg1:s64 g=$arg7:s64 h=$arg8:x64",
+      "-e", "p:t/in recurse depth=$arg1:s64"};
   const RunResult untraced = run_untraced({FETCHARGS_PATH, "3"});
-  const TracedRun run = run_xprobe({"-e", "p:t/in recurse depth=$arg1:s64", "-e", "r:t/out recurse ret=$retval:s64",
+  std::vector<std::string> trap_args{"--engine", "trap"}, jump_args{"--engine", "jump"};
+  trap_args.insert(trap_args.end(), probes.begin(), probes.end());
+  jump_args.insert(jump_args.end(), probes.begin(), probes.end());
+  const TracedRun trap = run_xprobe(trap_args, {FETCHARGS_PATH, "3"});
+  const TracedRun jump = run_xprobe(jump_args, {FETCHARGS_PATH, "3"});
+  for (const TracedRun* run : {&trap, &jump}) {
+    EXPECT_EQ(run->program_output, untraced.output);
+    EXPECT_EQ(run->xprobe_status, untraced.exit_status) << run->diagnostics;
+  }
+  ASSERT_GT(count(trap.events, "out"), 3u) << trap.trace_text << trap.diagnostics;
+  EXPECT_EQ(count(trap.events, "str"), 3u);
+  EXPECT_EQ(comparable(jump.events), comparable(trap.events)) << jump.diagnostics;
+  // The return sites in fetchargs are all patched (no C++ exception tables, no rel8 branch
+  // into them): nothing is watched by a breakpoint.
+  EXPECT_EQ(jump.diagnostics.find("cannot be jump-optimized"), std::string::npos) << jump.diagnostics;
+  // The location column is (return address <- function) in both.
+  for (const TracedRun* run : {&trap, &jump})
+    for (const TraceEvent& e : events_named(run->events, "str")) EXPECT_NE(e.location.find(" <- 0x"), std::string::npos) << e.location;
+}
+
+TEST(Engines, AReturnSiteWithALandingPadInItsBytesIsWatchedOrMissed) {
+  // thrower.cpp: outer() catches what middle() lets through; the catch's landing pad follows
+  // the call of middle within 5 bytes, so that return site cannot become a jump.
+  const std::string program = e2e_program("thrower");
+  const RunResult untraced = run_untraced({program});
+  const std::vector<std::string> probes = {"-e", "r:t/middle_ret middle ret=$retval:s32", "-e", "r:t/outer_ret outer ret=$retval:s32"};
+  std::vector<std::string> jump{"--engine", "jump", "--summary"}, automatic{"--summary"};
+  jump.insert(jump.end(), probes.begin(), probes.end());
+  automatic.insert(automatic.end(), probes.begin(), probes.end());
+  const TracedRun insisting = run_xprobe(jump, {program});
+  const TracedRun mixed = run_xprobe(automatic, {program});
+  for (const TracedRun* run : {&insisting, &mixed}) {
+    EXPECT_EQ(run->program_output, untraced.output) << run->diagnostics;
+    EXPECT_EQ(run->xprobe_status, untraced.exit_status) << run->diagnostics;
+    EXPECT_EQ(count(run->events, "outer_ret"), 40u) << run->diagnostics;
+  }
+  // --engine jump plants no breakpoint: those returns are missed, and said so.
+  EXPECT_NE(insisting.diagnostics.find("landing pad"), std::string::npos) << insisting.diagnostics;
+  EXPECT_EQ(count(insisting.events, "middle_ret"), 0u);
+  // auto watches that site with a breakpoint: every return is there.
+  EXPECT_EQ(count(mixed.events, "middle_ret"), 30u) << mixed.diagnostics;
+}
+
+TEST(Engines, AProgramWithItsOwnSigurgHandlerIsNeverSentOne) {
+  // The agent asks the tracer for a new return site with SIGURG, unless the program handles
+  // it: then through a list the tracer reads on its timer (the first returns are missed).
+  const RunResult untraced = run_untraced({URGENT_PATH});
+  ASSERT_NE(untraced.output.find("urgent=1"), std::string::npos) << untraced.output;
+  const TracedRun run = run_xprobe({"--engine", "jump", "-e", "r:t/w work ret=$retval:s64"}, {URGENT_PATH});
+  EXPECT_EQ(run.program_output, untraced.output) << run.diagnostics;
+  EXPECT_EQ(run.xprobe_status, 0) << run.diagnostics;
+  const size_t returns = count(run.events, "w");
+  EXPECT_GT(returns, 150u) << run.diagnostics;
+  EXPECT_LE(returns, 200u);
+}
+
+TEST(Engines, AutoMixesJumpsAndBreakpointsOnOneFunction) {
+  // An entry probe with an argument only a breakpoint can fetch (%cs) and a return probe on
+  // one function: the return probe shares the entry's breakpoint; another function's entry
+  // probe is a jump.
+  const RunResult untraced = run_untraced({FETCHARGS_PATH, "3"});
+  const TracedRun run = run_xprobe({"-e", "p:t/in recurse depth=$arg1:s64 cs=%cs:u16", "-e", "r:t/out recurse ret=$retval:s64",
                                     "-e", "p:t/str take_string s=+0(%di):string"},
                                    {FETCHARGS_PATH, "3"});
   EXPECT_EQ(run.program_output, untraced.output);

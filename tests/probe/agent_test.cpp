@@ -2,6 +2,8 @@
 // xprobe copies into traced programs) is mapped executable and called as a trampoline calls
 // it; what it records is read back with AgentRingReader and replayed. Every value must equal
 // what the tracer's own interpreter reads from the same registers and memory.
+#include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -66,6 +68,8 @@ class AgentHarness {
     std::memcpy(code_, agent::kAgentCode, agent::kAgentCodeSize);
     mprotect(code_, 1 << 16, PROT_READ | PROT_EXEC);
     hit_ = reinterpret_cast<void (*)(const void*, const uint64_t*)>(static_cast<uint8_t*>(code_) + agent::kAgentEntryOffset);
+    returns_ = static_cast<agent::AgentReturnState*>(
+        mmap(nullptr, sizeof(agent::AgentReturnState), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
     ring_bytes_ = sizeof(AgentRingHeader) + ring_size;
     ring_ = static_cast<AgentRingHeader*>(mmap(nullptr, ring_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
     ring_->magic = agent::kRingMagic;
@@ -82,12 +86,24 @@ class AgentHarness {
   ~AgentHarness() {
     munmap(code_, 1 << 16);
     munmap(ring_, ring_bytes_);
+    munmap(returns_, sizeof(agent::AgentReturnState));
   }
 
-  std::vector<uint8_t> descriptor(uint32_t index, const AgentCapture& capture) const {
-    return agent_probe_descriptor(reinterpret_cast<uint64_t>(ring_), index, capture);
+  std::vector<uint8_t> descriptor(uint32_t index, const AgentCapture& capture, uint32_t max_active = 4096) const {
+    return agent_probe_descriptor(reinterpret_cast<uint64_t>(ring_), index, capture, reinterpret_cast<uint64_t>(returns_),
+                                  max_active);
+  }
+  std::vector<uint8_t> site_descriptor() const {
+    return agent_return_site_descriptor(reinterpret_cast<uint64_t>(ring_), reinterpret_cast<uint64_t>(returns_));
   }
   void hit(const std::vector<uint8_t>& descriptor, const uint64_t* block) const { hit_(descriptor.data(), block); }
+  agent::AgentReturnState& returns() { return *returns_; }
+  // What the tracer does once it has patched a return site.
+  void add_site(uint64_t address) {
+    uint32_t at = agent::site_slot_hash(address);
+    while (returns_->sites[at] != 0) at = (at + 1) & (agent::kSiteSlots - 1);
+    returns_->sites[at] = address;
+  }
 
   struct Drained {
     std::vector<std::pair<uint32_t, std::vector<uint8_t>>> records;
@@ -108,6 +124,7 @@ class AgentHarness {
   size_t ring_bytes_ = 0;
   void* code_ = nullptr;
   AgentRingHeader* ring_ = nullptr;
+  agent::AgentReturnState* returns_ = nullptr;
   void (*hit_)(const void*, const uint64_t*) = nullptr;
   std::unique_ptr<AgentRingReader> reader_;
 };
@@ -375,10 +392,192 @@ TEST(Agent, WhatTheProgramScribblesOverTheRingIsNeverBelieved) {
 TEST(Agent, ArgumentsOnlyTheTracerCanFetchAreRefused) {
   auto ret = parse_definition("r:g/e work a=$arg1", ParseOptions{});
   ASSERT_TRUE(ret);
+  // Saved arguments exist only for a return probe's capture, and a frame holds 8 of them.
   EXPECT_FALSE(compile_agent_capture(compile_fetch_plan(ret.value(), insn::Arch::X86_64)));
+  EXPECT_TRUE(compile_agent_capture(compile_fetch_plan(ret.value(), insn::Arch::X86_64), true));
+  auto ninth = parse_definition("r:g/e work a=$arg9", ParseOptions{});
+  ASSERT_TRUE(ninth);
+  EXPECT_FALSE(compile_agent_capture(compile_fetch_plan(ninth.value(), insn::Arch::X86_64), true));
   EXPECT_FALSE(compile_agent_capture(plan_for("p:g/e work cs=%cs")));
   EXPECT_FALSE(compile_agent_capture(plan_for("p:g/e work s=+0(%di):string[17]")));
   EXPECT_TRUE(compile_agent_capture(plan_for("p:g/e work s=+0(%di):string[16]")));
+}
+
+// --- return probes -------------------------------------------------------------------------
+
+struct ReturnProbe {
+  explicit ReturnProbe(const std::string& definition, uint32_t max_active = 4096)
+      : plan(plan_for(definition)), capture(*compile_agent_capture(plan, true)), harness(1 << 20),
+        descriptor(harness.descriptor(0, capture, max_active)), site(harness.site_descriptor()) {}
+  // A call of the probed function: `stack_slot` is where the call put the return address.
+  void enter(uint64_t* stack_slot, uint64_t return_address, std::vector<std::pair<const char*, uint64_t>> regs) {
+    *stack_slot = return_address;
+    uint64_t block[agent::kSavedRegisterWords] = {};
+    for (const auto& [name, value] : regs) block[reg(name)] = value;
+    block[reg("sp")] = reinterpret_cast<uint64_t>(stack_slot);
+    block[reg("ip")] = 0x401000;
+    BlockRegisters registers(block);
+    SelfMemory memory;
+    entries.push_back(capture_entry_arguments(plan, registers, memory));
+    harness.hit(descriptor, block);
+  }
+  size_t pending(uint64_t address) {
+    size_t n = 0;
+    for (uint64_t entry : harness.returns().pending) n += entry == address;
+    return n;
+  }
+  // The return executed: at `return_address` with the return address's slot popped.
+  void leave(uint64_t* stack_slot, uint64_t return_address, uint64_t rax) {
+    uint64_t block[agent::kSavedRegisterWords] = {};
+    block[reg("ax")] = rax;
+    block[reg("sp")] = reinterpret_cast<uint64_t>(stack_slot + 1);
+    block[reg("ip")] = return_address;
+    std::memcpy(last_return, block, sizeof block);
+    harness.hit(site, block);
+  }
+  agent::AgentProbeCounters& counters() { return harness.returns().counters[0]; }
+
+  ProbeFetchPlan plan;
+  AgentCapture capture;
+  AgentHarness harness;
+  std::vector<uint8_t> descriptor, site;
+  std::vector<std::vector<uint64_t>> entries;  // what the tracer's interpreter saves at each entry
+  uint64_t last_return[agent::kSavedRegisterWords] = {};
+};
+
+TEST(AgentReturns, NestedCallsReturnInOrderWithTheArgumentsSavedAtTheirEntry) {
+  static const char outer_text[] = "outer", inner_text[] = "inner";
+  ReturnProbe probe("r:g/e work ret=$retval:s64 a=$arg1:s64 s=+0($arg2):string");
+  uint64_t stack[64] = {};
+  const uint64_t site = 0x401234;
+  // The first call from a site the agent does not know asks the tracer: with the request
+  // signal blocked (as a program may), through the pending list.
+  sigset_t request, before;
+  sigemptyset(&request);
+  sigaddset(&request, agent::kRequestSignal);
+  pthread_sigmask(SIG_BLOCK, &request, &before);
+  probe.enter(&stack[40], site, {{"di", 1}, {"si", reinterpret_cast<uint64_t>(outer_text)}});
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  EXPECT_EQ(probe.pending(site), 1u);
+  probe.harness.add_site(site);
+  probe.enter(&stack[20], site, {{"di", 2}, {"si", reinterpret_cast<uint64_t>(inner_text)}});
+  EXPECT_EQ(probe.pending(site), 1u);
+  EXPECT_EQ(probe.counters().active, 2u);
+
+  probe.leave(&stack[20], site, 20);
+  uint64_t inner_return[agent::kSavedRegisterWords];
+  std::memcpy(inner_return, probe.last_return, sizeof inner_return);
+  probe.leave(&stack[40], site, 10);
+  EXPECT_EQ(probe.counters().active, 0u);
+  EXPECT_EQ(probe.counters().discarded, 0u);
+
+  auto drained = probe.harness.drain(1);
+  ASSERT_EQ(drained.records.size(), 2u);
+  SelfMemory memory;
+  const uint64_t* returns[2] = {inner_return, probe.last_return};
+  const std::vector<uint64_t>* saved[2] = {&probe.entries[1], &probe.entries[0]};
+  for (size_t i = 0; i < 2; ++i) {
+    auto record = parse_agent_record(drained.records[i].second, probe.capture);
+    ASSERT_TRUE(record) << record.error().message;
+    EXPECT_EQ(record->return_address, site);
+    EXPECT_EQ(record->saved, *saved[i]);
+    const auto replayed = replay_agent_record(probe.plan, *record, "agent_test");
+    BlockRegisters registers(returns[i]);
+    const FetchEnvironment direct{registers, memory, "agent_test", site, *saved[i]};
+    const auto expected = run_all(probe.plan, direct);
+    ASSERT_EQ(replayed.size(), expected.size());
+    for (size_t a = 0; a < expected.size(); ++a) EXPECT_EQ(show(replayed[a]), show(expected[a])) << i << "/" << a;
+  }
+  auto inner = parse_agent_record(drained.records[0].second, probe.capture);
+  EXPECT_EQ(show(replay_agent_record(probe.plan, *inner, "agent_test")[2]), "ok:\"inner\",");
+}
+
+TEST(AgentReturns, FramesUnwoundPastAreDiscardedAndOnlyTheReturningOneIsRecorded) {
+  ReturnProbe probe("r:g/e work ret=$retval:s64");
+  uint64_t stack[64] = {};
+  const uint64_t site = 0x401234, other_site = 0x405678;
+  probe.harness.add_site(site);
+  probe.harness.add_site(other_site);
+  probe.enter(&stack[40], site, {});
+  probe.enter(&stack[30], other_site, {});
+  probe.enter(&stack[20], other_site, {});
+  // longjmp from the innermost call back into the outer function, which then returns.
+  probe.leave(&stack[40], site, 7);
+  EXPECT_EQ(probe.counters().discarded, 2u);
+  EXPECT_EQ(probe.counters().active, 0u);
+  // A new call at the depth of a frame that never returned replaces it.
+  probe.enter(&stack[40], site, {});
+  probe.enter(&stack[40], site, {});
+  EXPECT_EQ(probe.counters().discarded, 3u);
+  // Code reached at a site without a frame returning there (a jump to it, a wrong guess)
+  // records nothing and throws the frame away.
+  probe.leave(&stack[40], other_site, 9);
+  EXPECT_EQ(probe.counters().discarded, 4u);
+  auto drained = probe.harness.drain(1);
+  ASSERT_EQ(drained.records.size(), 1u);
+  auto record = parse_agent_record(drained.records[0].second, probe.capture);
+  ASSERT_TRUE(record);
+  EXPECT_EQ(show(replay_agent_record(probe.plan, *record, "agent_test")[0]), "ok:7,");
+}
+
+TEST(AgentReturns, WithoutATracerTheRequestSignalGoesUnnoticed) {
+  // No tracer here: the agent's request signal meets its default action, ignore. This process
+  // must run on, and the request word is clear again.
+  ReturnProbe probe("r:g/e work ret=$retval:s64");
+  uint64_t stack[64] = {};
+  probe.enter(&stack[40], 0x401234, {});
+  EXPECT_EQ(probe.pending(0x401234), 0u);
+  size_t requests = 0;
+  for (const auto& slot : probe.harness.returns().threads) requests += slot.request != 0;
+  EXPECT_EQ(requests, 0u);
+  EXPECT_EQ(probe.counters().active, 1u);
+}
+
+TEST(AgentReturns, MaxActiveAndTheFrameLimitCountMisses) {
+  ReturnProbe limited("r2:g/e work ret=$retval", 2);
+  uint64_t stack[256] = {};
+  const uint64_t site = 0x401234;
+  limited.harness.add_site(site);
+  for (int depth = 0; depth < 3; ++depth) limited.enter(&stack[200 - depth * 4], site, {});
+  EXPECT_EQ(limited.counters().active, 2u);
+  EXPECT_EQ(limited.counters().missed, 1u);
+
+  ReturnProbe deep("r:g/e work ret=$retval");
+  deep.harness.add_site(site);
+  for (uint32_t depth = 0; depth < agent::kMaxFrames + 3; ++depth) deep.enter(&stack[250 - depth * 3], site, {});
+  EXPECT_EQ(deep.counters().active, agent::kMaxFrames);
+  EXPECT_EQ(deep.counters().missed, 3u);
+}
+
+TEST(AgentReturns, EachThreadHasItsOwnFrames) {
+  ReturnProbe probe("r:g/e work ret=$retval:s64");
+  const uint64_t site = 0x401234;
+  probe.harness.add_site(site);
+  constexpr int kThreads = 4, kCalls = 500;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&probe, t] {
+      std::vector<uint64_t> stack(64);
+      for (int i = 0; i < kCalls; ++i) {
+        stack[30] = site;
+        uint64_t block[agent::kSavedRegisterWords] = {};
+        block[reg("sp")] = reinterpret_cast<uint64_t>(&stack[30]);
+        probe.harness.hit(probe.descriptor, block);
+        block[reg("sp")] += 8;
+        block[reg("ip")] = site;
+        block[reg("ax")] = static_cast<uint64_t>(t);
+        probe.harness.hit(probe.site, block);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  auto drained = probe.harness.drain(1);
+  EXPECT_EQ(drained.records.size(), static_cast<size_t>(kThreads * kCalls));
+  EXPECT_EQ(probe.counters().active, 0u);
+  EXPECT_EQ(probe.counters().discarded, 0u);
+  int claimed = 0;
+  for (const auto& slot : probe.harness.returns().threads) claimed += slot.tid != 0;
+  EXPECT_EQ(claimed, kThreads);
 }
 
 }  // namespace

@@ -366,13 +366,16 @@ TEST(Faults, SigkillOfXprobeLaunchedAndAttached) {
 
   // Attached, once per engine: breakpoints stay behind (the program dies of SIGTRAP at its
   // next hit, or runs on if it never hits one again); jumps stay behind too, but they lead to
-  // the agent, which goes on recording into a ring nobody reads: the program must run to its end.
+  // the agent, which goes on recording into a ring nobody reads (return probes included: their
+  // requests for new return sites meet the signal's default action, ignore): the program must
+  // run to its end.
   for (const std::string engine : {"trap", "jump"}) {
     const Workload long_churn = program_workload("churn", {"400", "4", "1500"});
     StartedWorkload attached = start_workload(long_churn, {});
     ASSERT_TRUE(wait_for_exec(attached.pid, long_churn.argv.front(), 10000));
     std::vector<std::string> argv{xprobe_path(), "trace", "--engine", engine, "-o", "/dev/null", "-p",
-                                  std::to_string(attached.pid), "-e", "p:f/work work", "-e", "p:f/sleep libc.so.6:nanosleep"};
+                                  std::to_string(attached.pid), "-e", "p:f/work work", "-e", "p:f/sleep libc.so.6:nanosleep",
+                                  "-e", "r:f/work_ret work ret=$retval", "-e", "r:f/sleep_ret libc.so.6:nanosleep"};
     Workload tracer;
     tracer.name = "attach";
     tracer.argv = argv;

@@ -9,14 +9,28 @@
 // state of the program (gettid, process_vm_readv on itself). Every read of program memory
 // goes through process_vm_readv, so a bad pointer is recorded as a fault, never a crash.
 #include "probe/agent/agent_abi.h"
+#include "probe/agent/return_frames.h"
 
 using namespace xprobe::agent;
 
 namespace {
 
 constexpr long kSysGettid = 186;
+constexpr long kSysRtSigaction = 13;
+constexpr long kSysRtSigprocmask = 14;
+constexpr long kSysTgkill = 234;
 constexpr long kSysProcessVmReadv = 310;
 constexpr uint64_t kPage = 4096;
+constexpr uint32_t kRipWord = 16;
+constexpr uint32_t kSpWord = 19;
+
+// What a return adds to a record, and where a return probe's entry keeps its saved words.
+struct ReturnFacts {
+  bool is_return = false;
+  uint64_t return_address = 0;
+  const uint64_t* saved = nullptr;  // the frame's words (return)
+  uint64_t* save_to = nullptr;      // the new frame's words (entry)
+};
 
 inline long syscall6(long number, long a, long b, long c, long d, long e, long f) {
   long result;
@@ -131,11 +145,13 @@ void copy_bytes(uint8_t* to, const uint8_t* from, uint64_t n) {
   for (uint64_t i = 0; i < n; ++i) to[i] = from[i];
 }
 
-// Runs the probe's ops; every memory read becomes a chunk the tracer replays.
-void run_ops(const AgentProbe& probe, long pid, const uint64_t* registers, RecordWriter& out) {
+// Runs the probe's ops from `first` to the next kOpEnd; every memory read becomes a chunk the
+// tracer replays.
+void run_ops(const AgentProbe& probe, uint32_t first, long pid, const uint64_t* registers, const ReturnFacts& facts,
+             RecordWriter& out) {
   uint64_t value = 0;
   bool faulted = false;
-  for (uint32_t i = 0; i < probe.op_count; ++i) {
+  for (uint32_t i = first; i < probe.op_count; ++i) {
     const AgentOp& op = probe.ops[i];
     if (op.code == kOpEnd) return;
     if (op.code == kOpNextArgument) {
@@ -143,8 +159,14 @@ void run_ops(const AgentProbe& probe, long pid, const uint64_t* registers, Recor
       faulted = false;
       continue;
     }
+    if (op.code == kOpSave) {
+      if (facts.save_to && op.reg < kMaxSavedWords) facts.save_to[op.reg] = faulted ? 0 : value;
+      continue;
+    }
     if (faulted) continue;
     switch (op.code) {
+      case kOpLoadSaved: value = facts.saved && op.reg < kMaxSavedWords ? facts.saved[op.reg] : 0; break;
+      case kOpReturnAddress: value = facts.return_address; break;
       case kOpRegister: value = op.reg < kSavedRegisterWords ? registers[op.reg] : 0; break;
       case kOpImmediate: value = static_cast<uint64_t>(op.operand); break;
       case kOpAdd: value += static_cast<uint64_t>(op.operand); break;
@@ -195,16 +217,16 @@ void run_ops(const AgentProbe& probe, long pid, const uint64_t* registers, Recor
   }
 }
 
-}  // namespace
 
-extern "C" __attribute__((section(".text.entry"), used)) void xprobe_agent_hit(const AgentProbe* probe,
-                                                                                const uint64_t* registers) {
-  auto* ring = reinterpret_cast<AgentRingHeader*>(probe->ring);
-  if (ring->magic != kRingMagic || probe->probe_index >= kMaxProbes) return;
+// Records one event of `probe` (its ops from `first_op`) into the ring.
+void record(const AgentProbe& probe, uint32_t first_op, const uint64_t* registers, uint64_t tid,
+            const ReturnFacts& facts) {
+  auto* ring = reinterpret_cast<AgentRingHeader*>(probe.ring);
+  if (ring->magic != kRingMagic || probe.probe_index >= kMaxProbes) return;
   const uint64_t size = ring->ring_size;
   uint8_t* const base = reinterpret_cast<uint8_t*>(ring + 1);
-  if (probe->max_record < 8 * kRecordFixedWords || probe->max_record > size / 4 || (probe->max_record & 15) != 0 ||
-      (size & 15) != 0)
+  if (probe.max_record < 8 * kRecordFixedWords || probe.max_record > size / 4 || (probe.max_record & 15) != 0 ||
+      (size & 15) != 0 || probe.saved_count > kMaxSavedWords)
     return;
 
   // The hit is recorded on the stack first: most records are far smaller than the most their
@@ -214,22 +236,25 @@ extern "C" __attribute__((section(".text.entry"), used)) void xprobe_agent_hit(c
   uint8_t scratch[kScratchBytes];
   uint32_t cpu = 0;
   const uint64_t tsc = read_tsc(cpu);
-  const auto tid = static_cast<uint64_t>(syscall6(kSysGettid, 0, 0, 0, 0, 0, 0));
   const long pid = static_cast<long>(ring->pid);
   auto fill = [&](RecordWriter& out) {
     out.word(tid);
     out.word(tsc);
     out.word(cpu);
+    if (facts.is_return) {
+      out.word(facts.return_address);
+      for (uint32_t i = 0; i < probe.saved_count; ++i) out.word(facts.saved[i]);
+    }
     for (uint32_t r = 0; r < kSavedRegisterWords; ++r)
-      if (probe->register_mask & (1u << r)) out.word(registers[r]);
-    run_ops(*probe, pid, registers, out);
+      if (probe.register_mask & (1u << r)) out.word(registers[r]);
+    run_ops(probe, first_op, pid, registers, facts, out);
   };
   RecordWriter staged(scratch + 16, scratch + kScratchBytes);
   fill(staged);
   const bool staged_fits = !staged.overflowed();
   // Lengths are multiples of 16, so that what is left at the end of the ring always holds a
   // filler's two words.
-  const uint64_t length = staged_fits ? (static_cast<uint64_t>(staged.at() - scratch) + 15) & ~uint64_t{15} : probe->max_record;
+  const uint64_t length = staged_fits ? (static_cast<uint64_t>(staged.at() - scratch) + 15) & ~uint64_t{15} : probe.max_record;
 
   // Reserve: [head, head + need); a record never wraps, a filler takes the end of the ring.
   uint64_t head = load_acquire(&ring->head);
@@ -239,7 +264,7 @@ extern "C" __attribute__((section(".text.entry"), used)) void xprobe_agent_hit(c
     offset = head & (size - 1);
     need = offset + length > size ? (size - offset) + length : length;
     if (head + need - tail > size) {
-      __atomic_fetch_add(&ring->dropped[probe->probe_index], 1, __ATOMIC_RELAXED);
+      __atomic_fetch_add(&ring->dropped[probe.probe_index], 1, __ATOMIC_RELAXED);
       return;
     }
     if (__atomic_compare_exchange_n(&ring->head, &head, head + need, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) break;
@@ -255,11 +280,11 @@ extern "C" __attribute__((section(".text.entry"), used)) void xprobe_agent_hit(c
   uint8_t* const record = base + offset;
   auto* words = reinterpret_cast<uint64_t*>(record);
   words[1] = position;
-  store_release(words, uint64_t{probe->probe_index} << 32 | length);  // reserved, not committed
+  store_release(words, uint64_t{probe.probe_index} << 32 | length);  // reserved, not committed
 
   if (staged_fits) {
     copy_bytes(record + 16, scratch + 16, static_cast<uint64_t>(staged.at() - scratch) - 16);
-    store_release(words, kCommitted | uint64_t{probe->probe_index} << 32 | length);
+    store_release(words, kCommitted | uint64_t{probe.probe_index} << 32 | length);
     return;
   }
   RecordWriter out(record + 16, record + length);
@@ -270,8 +295,149 @@ extern "C" __attribute__((section(".text.entry"), used)) void xprobe_agent_hit(c
     auto* filler = reinterpret_cast<uint64_t*>(record + used);
     filler[1] = position + used;
     store_release(filler, kCommitted | (uint64_t{kPadProbe} << 32) | (length - used));
-    store_release(words, kCommitted | uint64_t{probe->probe_index} << 32 | used);
+    store_release(words, kCommitted | uint64_t{probe.probe_index} << 32 | used);
   } else {
-    store_release(words, kCommitted | uint64_t{probe->probe_index} << 32 | length);
+    store_release(words, kCommitted | uint64_t{probe.probe_index} << 32 | length);
+  }
+}
+
+uint64_t current_tid() { return static_cast<uint64_t>(syscall6(kSysGettid, 0, 0, 0, 0, 0, 0)); }
+
+// The thread's frame stack; with `claim`, a free slot becomes its own. Null when none is free.
+AgentThread* find_thread(AgentReturnState& state, uint64_t tid, bool claim) {
+  const uint32_t start = thread_slot_hash(tid);
+  uint32_t at = start;
+  for (uint32_t n = 0; n < kThreadSlots; ++n, at = (at + 1) & (kThreadSlots - 1)) {
+    const uint64_t owner = load_acquire(&state.threads[at].tid);
+    if (owner == tid) return &state.threads[at];
+    if (owner == 0) break;  // the end of the chain
+  }
+  if (!claim) return nullptr;
+  // Not there (and only this thread claims a slot for itself): the chain's first free slot.
+  at = start;
+  for (uint32_t n = 0; n < kThreadSlots; ++n, at = (at + 1) & (kThreadSlots - 1)) {
+    AgentThread& slot = state.threads[at];
+    uint64_t owner = load_acquire(&slot.tid);
+    if (owner != 0 && owner != kFreedThread) continue;
+    if (__atomic_compare_exchange_n(&slot.tid, &owner, tid, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      slot.depth = 0;
+      return &slot;
+    }
+  }
+  return nullptr;
+}
+
+void count_discarded(AgentReturnState& state, const AgentFrame& frame) {
+  if (frame.probe_index >= kMaxProbes) return;
+  __atomic_fetch_sub(&state.counters[frame.probe_index].active, 1, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&state.counters[frame.probe_index].discarded, 1, __ATOMIC_RELAXED);
+}
+
+long pid_of(const AgentProbe& probe) { return static_cast<long>(reinterpret_cast<const AgentRingHeader*>(probe.ring)->pid); }
+
+// Whether the request signal can be sent without the program noticing, should no tracer be
+// there: not blocked in this thread, no handler of the program's.
+bool request_signal_unnoticed() {
+  uint64_t action[4] = {};  // the kernel's sigaction: handler, flags, restorer, mask
+  if (syscall6(kSysRtSigaction, kRequestSignal, 0, reinterpret_cast<long>(action), 8, 0, 0) != 0) return false;
+  if (action[0] > 1) return false;  // neither SIG_DFL nor SIG_IGN
+  uint64_t blocked = 0;
+  if (syscall6(kSysRtSigprocmask, 0, 0, reinterpret_cast<long>(&blocked), 8, 0, 0) != 0) return false;
+  return (blocked & (uint64_t{1} << (kRequestSignal - 1))) == 0;
+}
+
+// The tracer must patch (or watch) `site` before the call returns: the signal stops this
+// thread until it has. Else the request waits in `pending` for the tracer's next look.
+void ask_for_site(AgentReturnState& state, AgentThread& thread, uint64_t site, uint64_t tid, long pid) {
+  if (request_signal_unnoticed()) {
+    store_release(&thread.request, site);
+    (void)syscall6(kSysTgkill, pid, static_cast<long>(tid), kRequestSignal, 0, 0, 0);
+    store_release(&thread.request, 0);
+    return;
+  }
+  for (uint32_t i = 0; i < kPendingSlots; ++i) {
+    uint64_t expected = 0;
+    if (load_acquire(&state.pending[i]) == site) return;
+    if (__atomic_compare_exchange_n(&state.pending[i], &expected, site, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
+  }
+}
+
+// A return probe's function entry: a frame for the return, and the tracer asked for its
+// return site if the agent does not know it yet.
+void return_entry(const AgentProbe& probe, const uint64_t* registers) {
+  auto* state = reinterpret_cast<AgentReturnState*>(probe.returns);
+  if (state == nullptr || probe.probe_index >= kMaxProbes || probe.saved_count > kMaxSavedWords) return;
+  AgentProbeCounters& counters = state->counters[probe.probe_index];
+  const uint64_t tid = current_tid();
+  AgentThread* thread = find_thread(*state, tid, true);
+  if (thread == nullptr) {
+    __atomic_fetch_add(&counters.missed, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  const uint64_t sp = registers[kSpWord];
+  const uint64_t return_address = *reinterpret_cast<const uint64_t*>(sp);  // the call just wrote it
+  if (thread->depth > kMaxFrames) thread->depth = 0;
+  discard_frames_at_or_below(*thread, sp, [&](const AgentFrame& frame) { count_discarded(*state, frame); });
+  const uint64_t site = find_site(state->sites, return_address);
+  const uint64_t active = load_acquire(&counters.active), released = load_acquire(&counters.released);
+  if ((site & kSiteUnwatched) != 0 || thread->depth == kMaxFrames ||
+      (active > released && active - released >= probe.max_active)) {
+    __atomic_fetch_add(&counters.missed, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  __atomic_fetch_add(&counters.active, 1, __ATOMIC_RELAXED);
+  AgentFrame& frame = thread->frames[thread->depth];
+  frame.descriptor = reinterpret_cast<uint64_t>(&probe);
+  frame.return_address = return_address;
+  frame.entry_sp = sp;
+  frame.probe_index = probe.probe_index;
+  frame.reserved = 0;
+  for (uint32_t i = 0; i < kMaxSavedWords; ++i) frame.saved[i] = 0;
+  if (probe.entry_ops != 0) {
+    // The entry's reads are not recorded: the scratch only gives the ops room to read into.
+    uint8_t scratch[512];
+    RecordWriter discarded(scratch, scratch + sizeof scratch);
+    ReturnFacts facts;
+    facts.save_to = frame.saved;
+    run_ops(probe, 0, pid_of(probe), registers, facts, discarded);
+  }
+  ++thread->depth;
+  if (site == 0) ask_for_site(*state, *thread, return_address, tid, pid_of(probe));
+  return;
+}
+
+// Code a call returns to: the frames that are over now, the returning one recorded.
+void return_site(const AgentProbe& site, const uint64_t* registers) {
+  auto* state = reinterpret_cast<AgentReturnState*>(site.returns);
+  if (state == nullptr) return;
+  const uint64_t tid = current_tid();
+  AgentThread* thread = find_thread(*state, tid, false);
+  if (thread == nullptr || thread->depth == 0) return;
+  if (thread->depth > kMaxFrames) thread->depth = 0;
+  AgentFrame returning;
+  if (!pop_returning_frame(*thread, registers[kSpWord], registers[kRipWord], returning,
+                           [&](const AgentFrame& frame) { count_discarded(*state, frame); }))
+    return;
+  if (returning.probe_index < kMaxProbes)
+    __atomic_fetch_sub(&state->counters[returning.probe_index].active, 1, __ATOMIC_RELAXED);
+  const auto* probe = reinterpret_cast<const AgentProbe*>(returning.descriptor);
+  if (probe->kind != kKindReturnEntry) return;
+  ReturnFacts facts;
+  facts.is_return = true;
+  facts.return_address = registers[kRipWord];
+  facts.saved = returning.saved;
+  record(*probe, probe->entry_ops, registers, tid, facts);
+}
+
+}  // namespace
+
+// The trampolines' one entry.
+extern "C" __attribute__((section(".text.entry"), used)) void xprobe_agent_hit(const AgentProbe* probe,
+                                                                                const uint64_t* registers) {
+  switch (probe->kind) {
+    case kKindEvent: record(*probe, 0, registers, current_tid(), ReturnFacts{}); break;
+    case kKindReturnEntry: return_entry(*probe, registers); break;
+    case kKindReturnSite: return_site(*probe, registers); break;
+    default: break;
   }
 }

@@ -6,7 +6,8 @@
 // Memory the jump engine maps into the traced process:
 //   code area (r-x, within rel32 reach of the probed code): the agent's code, then one
 //     AgentProbe descriptor and one trampoline per jump-optimized probe;
-//   ring area (rw-): an AgentRingHeader, then the ring of records.
+//   ring area (rw-): an AgentRingHeader, then the ring of records, then (page-aligned) the
+//     AgentReturnState of return probes.
 //
 // A record (all fields little-endian; a record's reserved length is a multiple of 16, so the
 // end of the ring always has room for a filler's two words):
@@ -15,6 +16,7 @@
 //   word 1  position: the record's absolute ring position (head value when reserved); a
 //           header left over from an earlier lap has the wrong position and is not ready
 //   word 2  tid          word 3  TSC at the hit (rdtscp)     word 4  cpu (TSC_AUX & 0xfff)
+//   return probes only: the return address, then the probe's saved_count words saved at entry
 //   words   one per bit of the probe's register_mask, lowest register id first
 //   chunks  { u64 address; u32 requested; u32 copied; copied bytes padded to 8 } for every
 //           memory read the probe's ops made, in order
@@ -46,6 +48,16 @@ enum AgentOpCode : uint8_t {
   kOpString,         // record the NUL-terminated string at value (at most kMaxCopy bytes)
   kOpStringArray,    // record `size` pointers at value, then the string at each
   kOpNextArgument,   // the next argument's ops follow (a fault skips to here)
+  kOpSave,           // entry of a return probe: the frame's saved word `reg` = value (0 on a fault)
+  kOpLoadSaved,      // return: value = the frame's saved word `reg`
+  kOpReturnAddress,  // return: value = where the function returned to
+};
+
+// What a descriptor describes, and so what the agent does when a trampoline calls it.
+enum AgentProbeKind : uint32_t {
+  kKindEvent = 0,        // record an event
+  kKindReturnEntry = 1,  // a return probe's function entry: push a frame on the thread's stack
+  kKindReturnSite = 2,   // code a call returns to: pop the frames that return here, record them
 };
 
 struct AgentOp {
@@ -65,14 +77,82 @@ struct AgentRingHeader {
   uint64_t dropped[kMaxProbes];  // hits not recorded because the ring was full
 };
 
-// One per jump-optimized probe, written by the tracer, read by the agent.
+// One per jump-optimized probe (and one per return site), written by the tracer, read by the
+// agent.
 struct AgentProbe {
   uint64_t ring;          // address of the AgentRingHeader; the ring follows it
+  uint64_t returns;       // the AgentReturnState (return entries and sites), else 0
+  uint32_t kind;          // AgentProbeKind
   uint32_t probe_index;   // < kMaxProbes
   uint32_t register_mask; // bit i: record saved register i
   uint32_t max_record;    // bytes to reserve (the most the ops can record)
+  uint32_t max_active;    // return entries: outstanding frames of this probe, all threads
+  uint32_t saved_count;   // return entries: words saved per frame (<= kMaxSavedWords)
+  uint32_t entry_ops;     // return entries: ops[0 .. entry_ops) run at entry (kOpSave), the
+                          // return's ops follow
   uint32_t op_count;
-  AgentOp ops[1];         // op_count entries, the last kOpEnd
+  AgentOp ops[1];         // op_count entries, each program ending in kOpEnd
 };
+
+// Return probes. The stack is never modified: at a return probe's entry the agent pushes
+// {probe, return address, sp} on the thread's frame stack, and the code the call returns to
+// (a return site) is patched with a jump of its own whose agent call pops the frames that
+// are over, as the trap engine does with breakpoints (trap_engine.h). A return address the
+// agent does not know yet as a site makes it ask the tracer, which patches it or, where it
+// cannot, plants a breakpoint there (kSiteTrapped). It asks by sending its thread
+// kRequestSignal with the address in AgentThread::request: the tracer sees the signal before
+// the thread runs on and swallows it; without a tracer (xprobe killed) the signal is ignored,
+// as its default action is. A program that handles or blocks that signal is asked through
+// AgentReturnState::pending instead, which the tracer reads on its timer (that call's return
+// is then missed).
+inline constexpr uint32_t kMaxSavedWords = 8;
+inline constexpr uint32_t kMaxFrames = 64;      // per thread: deeper recursion is missed
+inline constexpr uint32_t kThreadSlots = 1024;  // threads with frames at once
+inline constexpr uint32_t kSiteSlots = 8192;    // return sites, open addressing
+inline constexpr uint64_t kSiteTrapped = uint64_t{1} << 63;    // watched by a breakpoint
+inline constexpr uint64_t kSiteUnwatched = uint64_t{1} << 62;  // neither: returns there are missed
+inline constexpr uint64_t kSiteFlags = kSiteTrapped | kSiteUnwatched;
+inline constexpr uint64_t kFreedThread = ~uint64_t{0};
+inline constexpr uint64_t kLongestRetPop = 8 + 0xffff;  // ret imm16
+inline constexpr int kRequestSignal = 23;              // SIGURG: ignored by default
+inline constexpr uint32_t kPendingSlots = 64;
+
+struct AgentFrame {
+  uint64_t descriptor;     // the return probe's AgentProbe
+  uint64_t return_address;
+  uint64_t entry_sp;       // sp at the entry: the return address's slot
+  uint32_t probe_index;
+  uint32_t reserved;
+  uint64_t saved[kMaxSavedWords];
+};
+
+struct AgentThread {
+  uint64_t tid;      // 0: never used; kFreedThread: the thread exited
+  uint64_t depth;    // frames in use (only its thread, or the tracer while it is stopped, writes)
+  uint64_t request;  // a return site for the tracer, while kRequestSignal is on its way
+  uint64_t reserved;
+  AgentFrame frames[kMaxFrames];
+};
+
+struct AgentProbeCounters {
+  uint64_t active;     // frames pushed and not popped by the agent
+  uint64_t released;   // frames popped by the tracer (only the tracer writes this)
+  uint64_t missed;     // entries not tracked: MAXACTIVE, too deep, no thread slot
+  uint64_t discarded;  // frames unwound past without returning (longjmp, exceptions)
+};
+
+struct AgentReturnState {
+  uint64_t sites[kSiteSlots];  // return site address (| kSiteFlags); 0 = empty
+  uint64_t pending[kPendingSlots];  // return sites asked for without the signal; 0 = empty
+  AgentProbeCounters counters[kMaxProbes];
+  AgentThread threads[kThreadSlots];
+};
+
+inline uint32_t site_slot_hash(uint64_t address) {
+  return static_cast<uint32_t>((address * 0x9e3779b97f4a7c15ull) >> 51) & (kSiteSlots - 1);
+}
+inline uint32_t thread_slot_hash(uint64_t tid) {
+  return static_cast<uint32_t>((tid * 0x9e3779b97f4a7c15ull) >> 54) & (kThreadSlots - 1);
+}
 
 }  // namespace xprobe::agent

@@ -14,6 +14,7 @@
 #include "arch/x86/probe_support/execution_plan.h"
 #include "arch/x86/probe_support/trampoline.h"
 #include "probe/agent/agent_code.h"
+#include "probe/agent/return_frames.h"
 
 namespace xprobe::probe::engine {
 
@@ -25,6 +26,10 @@ namespace {
 constexpr uint64_t kRingBytes = uint64_t{8} << 20;
 constexpr uint64_t kCodeAreaBytes = uint64_t{1} << 20;
 constexpr size_t kRingHeaderBytes = sizeof(AgentRingHeader);
+constexpr uint64_t kPage = 4096;
+// The ring, then the return probes' state, in one mapping.
+constexpr uint64_t kReturnsOffset = (kRingHeaderBytes + kRingBytes + kPage - 1) & ~(kPage - 1);
+constexpr uint64_t kMappingBytes = kReturnsOffset + ((sizeof(agent::AgentReturnState) + kPage - 1) & ~(kPage - 1));
 
 uint64_t monotonic_ns() {
   timespec ts{};
@@ -55,7 +60,47 @@ struct JumpEngine::Probe {
   uint64_t trampoline = 0;
   uint64_t descriptor = 0;
   bool planted = false;
+  uint32_t index = 0;             // the agent's probe_index
+  uint64_t missed_seen = 0;       // return probes: the agent's missed count at the last look
+  uint64_t missed_by_tracer = 0;  // not reported yet
+  uint64_t released = 0;          // frames the tracer popped (AgentProbeCounters::released)
 };
+
+struct JumpEngine::ReturnSite {
+  bool patched = false;  // else watched by a breakpoint
+  ax86::JumpPatchPlan plan;
+  std::vector<uint8_t> original;
+  struct Redirected {
+    uint64_t rel32 = 0;              // where the branch's rel32 is
+    std::vector<uint8_t> original;   // its 4 bytes before
+  };
+  std::vector<Redirected> redirected;
+  bool planted = false;
+};
+
+namespace {
+
+// Stops every running thread for the lifetime of the object, then resumes them all but `keep`.
+class AllStopped {
+ public:
+  AllStopped(target::Process& process, pid_t keep) : process_(process), keep_(keep), active_(!process.all_stopped()) {
+    if (active_) status_ = process_.stop_all();
+  }
+  ~AllStopped() {
+    if (active_) (void)process_.resume_all(keep_);
+  }
+  AllStopped(const AllStopped&) = delete;
+  AllStopped& operator=(const AllStopped&) = delete;
+  const Status& status() const { return status_; }
+
+ private:
+  target::Process& process_;
+  pid_t keep_;
+  bool active_;
+  Status status_;
+};
+
+}  // namespace
 
 JumpEngine::JumpEngine(target::Process& process) : process_(process) {
   // The TSC rate, measured over ~2 ms now and refined at every drain from this origin.
@@ -80,9 +125,8 @@ Result<ax86::JumpPatchPlan> JumpEngine::plan(const JumpProbeSpec& spec) {
 }
 
 Status JumpEngine::map_ring(pid_t tid) {
-  const uint64_t size = kRingHeaderBytes + kRingBytes;
   // Anywhere will do; remote_mmap_near picks a free gap and maps it MAP_FIXED_NOREPLACE.
-  auto mapped = process_.remote_mmap_near(tid, 0x7f0000000000, size, PROT_READ | PROT_WRITE, uint64_t{1} << 46);
+  auto mapped = process_.remote_mmap_near(tid, 0x7f0000000000, kMappingBytes, PROT_READ | PROT_WRITE, uint64_t{1} << 46);
   if (!mapped) return make_error(fmt::format("cannot map the event ring: {}", mapped.error().message));
   AgentRingHeader header{};
   header.magic = agent::kRingMagic;
@@ -94,6 +138,8 @@ Status JumpEngine::map_ring(pid_t tid) {
   if (auto written = process_.write(address, std::span(reinterpret_cast<const uint8_t*>(&header), kRingHeaderBytes)); !written)
     return written;
   ring_ = address;
+  returns_ = address + kReturnsOffset;
+  site_table_.assign(agent::kSiteSlots, 0);
   AgentRingReader::Io io;
   io.read = [this](uint64_t at, std::span<uint8_t> out) { return static_cast<bool>(process_.read(at, out)); };
   io.write = [this](uint64_t at, std::span<const uint8_t> bytes) { return static_cast<bool>(process_.write(at, bytes)); };
@@ -134,49 +180,82 @@ Status JumpEngine::add_probe(JumpProbeSpec spec, pid_t keep_stopped) {
   }
   const ax86::JumpPatchPlan patch = *spec.patch;
   // Five bytes are written: no thread may run meanwhile.
-  const bool others_running = !process_.all_stopped();
-  if (others_running) {
-    if (auto stopped = process_.stop_all(); !stopped) return stopped;
-  }
-  struct ResumeOthers {
-    target::Process& process;
-    bool active;
-    pid_t keep;
-    ~ResumeOthers() {
-      if (active) (void)process.resume_all(keep);
-    }
-  } resume_others{process_, others_running, keep_stopped};
+  AllStopped stopped(process_, keep_stopped);
+  if (!stopped.status()) return stopped.status();
   return plant(std::move(spec), patch);
+}
+
+Status JumpEngine::check_patchable(const ax86::JumpPatchPlan& plan, const ax86::CodeRange& file_code,
+                                   bool share_entry) const {
+  for (const auto& [thread, state] : process_.threads()) {
+    if (state != target::ThreadState::Stopped) return make_error(fmt::format("thread {} could not be stopped", thread));
+    auto registers = process_.get_registers(thread);
+    if (!registers) return registers.error();
+    if (registers->ip() > plan.address && registers->ip() < plan.address + plan.length)
+      return make_error(fmt::format("thread {} is inside the bytes the jump would replace", thread));
+  }
+  auto overlaps = [&](const ax86::JumpPatchPlan& other) {
+    return plan.address < other.address + other.length && other.address < plan.address + plan.length;
+  };
+  for (const auto& other : probes_) {
+    if (!other->planted || !overlaps(other->plan)) continue;
+    if (share_entry && other->plan.address == plan.address && other->plan.length == plan.length) continue;
+    return make_error("overlaps another jump-optimized probe");
+  }
+  for (const auto& [address, site] : sites_) {
+    if (!site->planted) continue;
+    if (overlaps(site->plan)) return make_error("overlaps the jump of a return site");
+    for (const auto& redirected : site->redirected)
+      if (redirected.rel32 < plan.address + plan.length && plan.address < redirected.rel32 + 4)
+        return make_error("overlaps a branch redirected into a return site's trampoline");
+    for (const ax86::BranchRedirect& redirect : plan.redirects)
+      if (redirect.branch < site->plan.address + site->plan.length && site->plan.address < redirect.branch + redirect.length)
+        return make_error("a branch to redirect lies in another return site's jump");
+  }
+  for (const ax86::BranchRedirect& redirect : plan.redirects) {
+    for (const auto& other : probes_)
+      if (other->planted && redirect.branch < other->plan.address + other->plan.length &&
+          other->plan.address < redirect.branch + redirect.length)
+        return make_error("a branch to redirect lies in a jump-optimized probe's jump");
+  }
+  if (share_entry) return {};
+  // The live bytes must be the file's: no breakpoint of ours, no code the program rewrote.
+  std::vector<uint8_t> live(plan.length);
+  if (auto read = process_.read(plan.address, live); !read) return read;
+  const auto offset = static_cast<size_t>(plan.address - file_code.start);
+  if (offset + plan.length > file_code.bytes.size() ||
+      !std::equal(live.begin(), live.end(), file_code.bytes.begin() + static_cast<std::ptrdiff_t>(offset)))
+    return make_error("the code in memory differs from the file");
+  return {};
+}
+
+// The file's bytes of a branch to redirect (which lies in the function or a split-off part).
+std::optional<std::vector<uint8_t>> branch_file_bytes(const ax86::JumpPatchFunction& function, const ax86::BranchRedirect& redirect) {
+  std::vector<const ax86::CodeRange*> ranges{&function.code};
+  for (const ax86::CodeRange& part : function.split_parts) ranges.push_back(&part);
+  for (const ax86::CodeRange* range : ranges) {
+    if (redirect.branch < range->start || redirect.branch + redirect.length > range->start + range->bytes.size()) continue;
+    const auto offset = static_cast<size_t>(redirect.branch - range->start);
+    return std::vector<uint8_t>(range->bytes.begin() + static_cast<std::ptrdiff_t>(offset),
+                                range->bytes.begin() + static_cast<std::ptrdiff_t>(offset + redirect.length));
+  }
+  return std::nullopt;
 }
 
 Status JumpEngine::plant(JumpProbeSpec spec, const ax86::JumpPatchPlan& patch) {
   const pid_t tid = process_.thread_for_remote_call();
   if (tid == 0) return make_error("no stopped thread to set the jump up from");
-  for (const auto& [thread, state] : process_.threads()) {
-    if (state != target::ThreadState::Stopped) return make_error(fmt::format("thread {} could not be stopped", thread));
-    auto registers = process_.get_registers(thread);
-    if (!registers) return registers.error();
-    if (registers->ip() > patch.address && registers->ip() < patch.address + patch.length)
-      return make_error(fmt::format("thread {} is inside the bytes the jump would replace", thread));
-  }
   // Probes at one address share the jump; their trampoline calls the agent for each.
   std::vector<Probe*> sharing;
-  for (const auto& other : probes_) {
-    if (!other->planted) continue;
-    if (other->plan.address == patch.address && other->plan.length == patch.length) {
+  for (const auto& other : probes_)
+    if (other->planted && other->plan.address == patch.address && other->plan.length == patch.length)
       sharing.push_back(other.get());
-    } else if (patch.address < other->plan.address + other->plan.length && other->plan.address < patch.address + patch.length) {
-      return make_error("overlaps another jump-optimized probe");
-    }
-  }
   if (sharing.size() + 1 > ax86::kMaxProbesPerTrampoline) return make_error("too many probes at one address");
-  std::vector<uint8_t> live(patch.length);
+  if (auto ok = check_patchable(patch, spec.function.code, !sharing.empty()); !ok) return ok;
+  std::vector<uint8_t> live;
   if (sharing.empty()) {
-    // The live bytes must be the file's: no breakpoint of ours, no code the program rewrote.
-    if (auto read = process_.read(patch.address, live); !read) return read;
-    const auto file_offset = static_cast<size_t>(patch.address - spec.function.code.start);
-    if (!std::equal(live.begin(), live.end(), spec.function.code.bytes.begin() + static_cast<std::ptrdiff_t>(file_offset)))
-      return make_error("the code in memory differs from the file");
+    const auto offset = static_cast<std::ptrdiff_t>(patch.address - spec.function.code.start);
+    live.assign(spec.function.code.bytes.begin() + offset, spec.function.code.bytes.begin() + offset + static_cast<std::ptrdiff_t>(patch.length));
   } else {
     live = sharing.front()->original;
   }
@@ -184,7 +263,8 @@ Status JumpEngine::plant(JumpProbeSpec spec, const ax86::JumpPatchPlan& patch) {
   if (ring_ == 0)
     if (auto mapped = map_ring(tid); !mapped) return mapped;
   const auto index = static_cast<uint32_t>(probes_.size());
-  const std::vector<uint8_t> descriptor = agent_probe_descriptor(ring_, index, spec.capture);
+  const std::vector<uint8_t> descriptor = agent_probe_descriptor(
+      ring_, index, spec.capture, spec.is_return ? returns_ : 0, spec.max_active ? spec.max_active : kDefaultMaxActive);
   auto block = allocate_code(patch.address, align_up(descriptor.size(), 64) + ax86::kTrampolineSize, tid);
   if (!block) return block.error();
   const uint64_t descriptor_address = *block;
@@ -200,7 +280,7 @@ Status JumpEngine::plant(JumpProbeSpec spec, const ax86::JumpPatchPlan& patch) {
   auto jump = ax86::build_jump(patch.address, trampoline);
   if (!jump) return jump.error();
   if (auto written = process_.write(descriptor_address, descriptor); !written) return written;
-  if (auto written = process_.write(trampoline, *code); !written) return written;
+  if (auto written = process_.write(trampoline, code->code); !written) return written;
   // A new trampoline, then the jump to it: a thread still in the old one finishes there.
   if (auto written = process_.write(patch.address, *jump); !written) return written;
 
@@ -211,6 +291,7 @@ Status JumpEngine::plant(JumpProbeSpec spec, const ax86::JumpPatchPlan& patch) {
   probe->trampoline = trampoline;
   probe->descriptor = descriptor_address;
   probe->planted = true;
+  probe->index = index;
   probes_.push_back(std::move(probe));
   return {};
 }
@@ -270,6 +351,7 @@ unsigned JumpEngine::drain_interval_ms() {
 
 void JumpEngine::finish() {
   drain();
+  collect_counters();
   if (!ring_reader_) return;
   ring_reader_->abandon_unfinished([&](uint32_t index, uint64_t count) {
     if (index < probes_.size() && probes_[index]->spec.on_lost) probes_[index]->spec.on_lost(count);
@@ -282,15 +364,23 @@ Status JumpEngine::restore_in(target::Process& process) {
     if (!probe->planted) continue;
     if (auto written = process.write(probe->plan.address, probe->original); !written && result) result = written;
   }
+  for (const auto& [address, site] : sites_) {
+    if (!site->planted) continue;
+    if (auto written = process.write(address, site->original); !written && result) result = written;
+    for (const auto& branch : site->redirected)
+      if (auto written = process.write(branch.rel32, branch.original); !written && result) result = written;
+  }
   if (&process == &process_) {
     for (auto& probe : probes_) probe->planted = false;
+    for (auto& [address, site] : sites_) site->planted = false;
     drain();  // what came in while the jumps were being removed
+    collect_counters();
   }
   // The ring's pages go back to the kernel: a detach must not leave megabytes behind. Its
   // header reads as zeros then, so a thread still inside a trampoline records nothing.
   if (ring_ != 0) {
     if (const pid_t tid = process.thread_for_remote_call(); tid != 0) {
-      const uint64_t args[] = {ring_, kRingHeaderBytes + kRingBytes, MADV_DONTNEED};
+      const uint64_t args[] = {ring_, kMappingBytes, MADV_DONTNEED};
       (void)process.remote_syscall(tid, SYS_madvise, args);
     }
   }
@@ -301,15 +391,257 @@ void JumpEngine::forget_all() {
   probes_.clear();
   areas_.clear();
   ring_ = 0;
+  returns_ = 0;
   ring_reader_.reset();
+  sites_.clear();
+  site_table_.clear();
+  thread_slots_.clear();
 }
 
 bool JumpEngine::covers(uint64_t address) const {
   for (const auto& probe : probes_)
     if (probe->planted && address >= probe->plan.address && address < probe->plan.address + probe->plan.length) return true;
+  for (const auto& [start, site] : sites_) {
+    if (!site->planted) continue;
+    if (address >= start && address < start + site->plan.length) return true;
+    for (const ax86::BranchRedirect& redirect : site->plan.redirects)
+      if (address >= redirect.branch && address < redirect.branch + redirect.length) return true;
+  }
   return false;
 }
 
-bool JumpEngine::handle_own_trap(pid_t, uint64_t) { return false; }
+// --- return probes -----------------------------------------------------------------------
+
+uint64_t JumpEngine::seen_tid(pid_t tid) {
+  if (!in_pid_namespace_) return static_cast<uint64_t>(tid);
+  const pid_t seen = pid_seen_by(fmt::format("/proc/{}/task/{}/status", process_.pid(), tid), tid);
+  host_tids_[seen] = tid;
+  return static_cast<uint64_t>(seen);
+}
+
+uint64_t JumpEngine::thread_address(uint32_t slot) const {
+  return returns_ + offsetof(agent::AgentReturnState, threads) + uint64_t{slot} * sizeof(agent::AgentThread);
+}
+
+std::optional<uint32_t> JumpEngine::thread_slot(uint64_t seen) {
+  if (returns_ == 0) return std::nullopt;
+  if (auto cached = thread_slots_.find(seen); cached != thread_slots_.end()) return cached->second;
+  uint32_t at = agent::thread_slot_hash(seen);
+  for (uint32_t n = 0; n < agent::kThreadSlots; ++n, at = (at + 1) & (agent::kThreadSlots - 1)) {
+    uint64_t owner = 0;
+    if (!process_.read(thread_address(at), std::span(reinterpret_cast<uint8_t*>(&owner), 8))) return std::nullopt;
+    if (owner == seen) {
+      thread_slots_[seen] = at;
+      return at;
+    }
+    if (owner == 0) return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+uint64_t JumpEngine::site_table_entry(uint64_t address) const {
+  uint32_t at = agent::site_slot_hash(address);
+  for (uint32_t n = 0; n < agent::kSiteSlots && at < site_table_.size(); ++n, at = (at + 1) & (agent::kSiteSlots - 1)) {
+    if (site_table_[at] == 0) return 0;
+    if ((site_table_[at] & ~agent::kSiteFlags) == address) return site_table_[at];
+  }
+  return 0;
+}
+
+void JumpEngine::add_site_entry(uint64_t entry) {
+  const uint64_t address = entry & ~agent::kSiteFlags;
+  uint32_t at = agent::site_slot_hash(address);
+  for (uint32_t n = 0; n < agent::kSiteSlots; ++n, at = (at + 1) & (agent::kSiteSlots - 1)) {
+    if (site_table_[at] != 0 && (site_table_[at] & ~agent::kSiteFlags) != address) continue;
+    site_table_[at] = entry;
+    (void)process_.write(returns_ + offsetof(agent::AgentReturnState, sites) + 8ull * at,
+                         std::span(reinterpret_cast<const uint8_t*>(&entry), 8));
+    return;
+  }
+  // A full table: the agent keeps asking for this site, and the frame stays counted.
+}
+
+bool JumpEngine::handle_own_signal(pid_t tid, int signal) {
+  if (signal != agent::kRequestSignal || returns_ == 0) return false;
+  auto slot = thread_slot(seen_tid(tid));
+  if (!slot) return false;
+  const uint64_t request_at = thread_address(*slot) + offsetof(agent::AgentThread, request);
+  uint64_t request = 0;
+  if (!process_.read(request_at, std::span(reinterpret_cast<uint8_t*>(&request), 8)) || request == 0) return false;
+  const uint64_t none = 0;
+  (void)process_.write(request_at, std::span(reinterpret_cast<const uint8_t*>(&none), 8));
+  if (sites_.count(request)) return true;  // served already, for another thread
+  serve_request(request, tid);
+  if (sites_.at(request)->patched || (site_table_entry(request) & agent::kSiteTrapped) != 0) return true;
+  // Neither patched nor watched: this call's return would go unseen. Its frame is taken back
+  // and counted as missed (the agent counts the next calls from there).
+  uint64_t depth = 0;
+  const uint64_t depth_at = thread_address(*slot) + offsetof(agent::AgentThread, depth);
+  if (!process_.read(depth_at, std::span(reinterpret_cast<uint8_t*>(&depth), 8)) || depth == 0 || depth > agent::kMaxFrames)
+    return true;
+  agent::AgentFrame top{};
+  const uint64_t top_at = thread_address(*slot) + offsetof(agent::AgentThread, frames) + (depth - 1) * sizeof(agent::AgentFrame);
+  if (!process_.read(top_at, std::span(reinterpret_cast<uint8_t*>(&top), sizeof top)) || top.return_address != request ||
+      top.probe_index >= probes_.size())
+    return true;
+  depth -= 1;
+  (void)process_.write(depth_at, std::span(reinterpret_cast<const uint8_t*>(&depth), 8));
+  Probe& probe = *probes_[top.probe_index];
+  ++probe.missed_by_tracer;
+  ++probe.released;
+  (void)process_.write(returns_ + offsetof(agent::AgentReturnState, counters) + top.probe_index * sizeof(agent::AgentProbeCounters) +
+                           offsetof(agent::AgentProbeCounters, released),
+                       std::span(reinterpret_cast<const uint8_t*>(&probe.released), 8));
+  return true;
+}
+
+void JumpEngine::serve_request(uint64_t address, pid_t stopped_tid) {
+  auto planted = plant_return_site(address, stopped_tid);
+  if (planted) {
+    add_site_entry(address);
+    return;
+  }
+  if (site_support_.on_not_patched) site_support_.on_not_patched(address, planted.error().message);
+  // Watched by a breakpoint if the user allows breakpoints; else its returns are missed.
+  const bool watched = site_support_.watch && site_support_.watch(address);
+  sites_[address] = std::make_unique<ReturnSite>();
+  add_site_entry(address | (watched ? agent::kSiteTrapped : agent::kSiteUnwatched));
+}
+
+void JumpEngine::serve_pending_requests() {
+  if (returns_ == 0 || !process_.alive()) return;
+  uint64_t pending[agent::kPendingSlots] = {};
+  const uint64_t at = returns_ + offsetof(agent::AgentReturnState, pending);
+  if (!process_.read(at, std::span(reinterpret_cast<uint8_t*>(pending), sizeof pending))) return;
+  for (uint32_t i = 0; i < agent::kPendingSlots; ++i) {
+    if (pending[i] == 0) continue;
+    const uint64_t none = 0;
+    (void)process_.write(at + 8ull * i, std::span(reinterpret_cast<const uint8_t*>(&none), 8));
+    if (!sites_.count(pending[i])) serve_request(pending[i], 0);
+  }
+}
+
+Status JumpEngine::plant_return_site(uint64_t address, pid_t stopped_tid) {
+  if (!site_support_.describe) return make_error("return sites are not supported here");
+  auto function = site_support_.describe(address);
+  if (!function) return function.error();
+  auto plan = ax86::plan_jump_patch(*function, address, ax86::JumpPatchPlace::ReturnSite);
+  if (!plan) return plan.error();
+  if (site_support_.breakpoint_in) {
+    if (site_support_.breakpoint_in(address, address + plan->length)) return make_error("a breakpoint sits in its bytes");
+    for (const ax86::BranchRedirect& redirect : plan->redirects)
+      if (site_support_.breakpoint_in(redirect.branch, redirect.branch + redirect.length))
+        return make_error(fmt::format("a breakpoint sits on the branch at 0x{:x}", redirect.branch));
+  }
+  AllStopped stopped(process_, stopped_tid);
+  if (!stopped.status()) return stopped.status();
+  if (auto ok = check_patchable(*plan, function->code, false); !ok) return ok;
+  std::vector<ReturnSite::Redirected> redirected;
+  for (const ax86::BranchRedirect& redirect : plan->redirects) {
+    auto file = branch_file_bytes(*function, redirect);
+    std::vector<uint8_t> live(redirect.length);
+    if (!file || !process_.read(redirect.branch, live) || live != *file)
+      return make_error(fmt::format("the branch at 0x{:x} in memory differs from the file", redirect.branch));
+    redirected.push_back({redirect.branch + redirect.length - 4, std::vector<uint8_t>(live.end() - 4, live.end())});
+  }
+  const pid_t tid = process_.thread_for_remote_call();
+  if (tid == 0) return make_error("no stopped thread to set the jump up from");
+  const std::vector<uint8_t> descriptor = agent_return_site_descriptor(ring_, returns_);
+  auto block = allocate_code(address, align_up(descriptor.size(), 64) + ax86::kTrampolineSize, tid);
+  if (!block) return block.error();
+  const uint64_t trampoline = *block + align_up(descriptor.size(), 64);
+  const CodeArea& area = *std::find_if(areas_.begin(), areas_.end(), [&](const CodeArea& a) {
+    return *block >= a.start && *block < a.start + a.size;
+  });
+  auto code = ax86::build_trampoline(*plan, {trampoline, {*block}, area.start + agent::kAgentEntryOffset});
+  if (!code) return code.error();
+  auto jump = ax86::build_jump(address, trampoline);
+  if (!jump) return jump.error();
+  std::vector<std::vector<uint8_t>> rel32s;
+  for (const ax86::BranchRedirect& redirect : plan->redirects) {
+    auto rel32 = ax86::build_redirect(redirect, code->displaced_at.at(redirect.displaced));
+    if (!rel32) return rel32.error();
+    rel32s.push_back(std::move(*rel32));
+  }
+  if (auto written = process_.write(*block, descriptor); !written) return written;
+  if (auto written = process_.write(trampoline, code->code); !written) return written;
+  // The branches first: their new target, the displaced copy, does what the original does.
+  for (size_t i = 0; i < rel32s.size(); ++i) {
+    if (auto written = process_.write(redirected[i].rel32, rel32s[i]); !written) {
+      for (size_t j = 0; j < i; ++j) (void)process_.write(redirected[j].rel32, redirected[j].original);
+      return written;
+    }
+  }
+  if (auto written = process_.write(address, *jump); !written) {
+    for (const auto& branch : redirected) (void)process_.write(branch.rel32, branch.original);
+    return written;
+  }
+  auto site = std::make_unique<ReturnSite>();
+  site->redirected = std::move(redirected);
+  site->patched = true;
+  site->plan = *plan;
+  const auto offset = static_cast<std::ptrdiff_t>(address - function->code.start);
+  site->original.assign(function->code.bytes.begin() + offset, function->code.bytes.begin() + offset + static_cast<std::ptrdiff_t>(plan->length));
+  site->planted = true;
+  sites_[address] = std::move(site);
+  return {};
+}
+
+void JumpEngine::return_trapped(const HitContext& context) {
+  auto slot = thread_slot(seen_tid(context.tid));
+  if (!slot) return;
+  auto thread = std::make_unique<agent::AgentThread>();
+  const uint64_t at = thread_address(*slot);
+  if (!process_.read(at, std::span(reinterpret_cast<uint8_t*>(thread.get()), sizeof *thread))) return;
+  if (thread->depth > agent::kMaxFrames) thread->depth = 0;  // the program's memory: anything goes
+  const uint64_t depth_before = thread->depth;
+  std::vector<uint32_t> popped;
+  agent::AgentFrame returning{};
+  const bool returns = agent::pop_returning_frame(*thread, context.registers.sp(), context.address, returning,
+                                                  [&](const agent::AgentFrame& frame) { popped.push_back(frame.probe_index); });
+  if (thread->depth == depth_before) return;
+  (void)process_.write(at + offsetof(agent::AgentThread, depth), std::span(reinterpret_cast<const uint8_t*>(&thread->depth), 8));
+  if (returns) popped.push_back(returning.probe_index);
+  for (uint32_t index : popped) {
+    if (index >= probes_.size()) continue;
+    Probe& probe = *probes_[index];
+    ++probe.released;
+    (void)process_.write(returns_ + offsetof(agent::AgentReturnState, counters) + index * sizeof(agent::AgentProbeCounters) +
+                             offsetof(agent::AgentProbeCounters, released),
+                         std::span(reinterpret_cast<const uint8_t*>(&probe.released), 8));
+  }
+  if (!returns || returning.probe_index >= probes_.size()) return;
+  const JumpProbeSpec& spec = probes_[returning.probe_index]->spec;
+  if (!spec.is_return || !spec.on_trapped_return) return;
+  const uint32_t saved = std::min(spec.capture.saved_count, agent::kMaxSavedWords);
+  spec.on_trapped_return(context, context.address, std::span<const uint64_t>(returning.saved, saved));
+}
+
+void JumpEngine::thread_exited(pid_t tid) {
+  auto slot = thread_slot(seen_tid(tid));
+  if (!slot) return;
+  const uint64_t words[2] = {agent::kFreedThread, 0};
+  (void)process_.write(thread_address(*slot) + offsetof(agent::AgentThread, depth), std::span(reinterpret_cast<const uint8_t*>(&words[1]), 8));
+  (void)process_.write(thread_address(*slot), std::span(reinterpret_cast<const uint8_t*>(&words[0]), 8));
+  for (auto it = thread_slots_.begin(); it != thread_slots_.end();) {
+    it = it->second == *slot ? thread_slots_.erase(it) : std::next(it);
+  }
+  collect_counters();
+}
+
+void JumpEngine::collect_counters() {
+  if (returns_ == 0 || !process_.alive()) return;
+  for (const auto& probe : probes_) {
+    if (!probe->spec.is_return) continue;
+    uint64_t missed = probe->missed_seen;
+    (void)process_.read(returns_ + offsetof(agent::AgentReturnState, counters) + probe->index * sizeof(agent::AgentProbeCounters) +
+                            offsetof(agent::AgentProbeCounters, missed),
+                        std::span(reinterpret_cast<uint8_t*>(&missed), 8));
+    const uint64_t fresh = (missed > probe->missed_seen ? missed - probe->missed_seen : 0) + probe->missed_by_tracer;
+    probe->missed_seen = std::max(missed, probe->missed_seen);
+    probe->missed_by_tracer = 0;
+    if (fresh != 0 && probe->spec.on_missed) probe->spec.on_missed(fresh);
+  }
+}
 
 }  // namespace xprobe::probe::engine

@@ -9,6 +9,13 @@
 //
 // The trap engine stays in charge of the process (threads, signals, fork, exec, detach) and
 // tells this engine, through PatchCompanion, when its patches must be drained or undone.
+// Return probes: the probe's entry becomes a jump as above, and so does every return site its
+// calls return to (the instruction after the call, in the caller), planted the first time a
+// call from there is seen: the agent asks for it with a trap, once per call site. Where a
+// return site cannot be patched, a breakpoint of the trap engine watches it (one stop per
+// return instead of two per call). The program's stack is never modified (see
+// probe/agent/return_frames.h).
+//
 // What stays in the program after a detach: the code area (agent and trampolines, r-x) and
 // the ring (rw-), because a thread may still be inside a trampoline; they are never entered
 // again once the jumps are gone. After SIGKILL of xprobe the jumps stay: the agent keeps
@@ -20,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,6 +35,7 @@
 #include "probe/agent_capture.h"
 #include "probe/agent_ring_reader.h"
 #include "probe/engine/patch_companion.h"
+#include "probe/engine/trap_engine.h"
 #include "support/result.h"
 #include "target/process.h"
 
@@ -43,6 +52,30 @@ struct JumpProbeSpec {
   std::function<void(const AgentRecord& record, uint64_t timestamp_ns)> on_record;
   // Hits the agent could not record (ring full) or whose record was unreadable.
   std::function<void(uint64_t count)> on_lost;
+
+  // Return probes: the record is made at the return (AgentRecord::return_address, saved).
+  bool is_return = false;
+  uint32_t max_active = 0;  // outstanding frames, all threads; 0: kDefaultMaxActive
+  // A return seen by a breakpoint (a return site that could not be patched).
+  std::function<void(const HitContext& at_return, uint64_t return_address, std::span<const uint64_t> saved)>
+      on_trapped_return;
+  // Entries not tracked (MAXACTIVE, recursion deeper than agent::kMaxFrames, a return site
+  // neither patched nor watched), reported by finish().
+  std::function<void(uint64_t count)> on_missed;
+};
+
+// What the engine needs from its user to patch return sites.
+struct ReturnSiteSupport {
+  // The function holding `address` (a return site), as for an entry probe, with its landing
+  // pads; or why it cannot be patched.
+  std::function<Result<arch::x86::JumpPatchFunction>(uint64_t address)> describe;
+  // Plants a breakpoint at `address` whose hits call JumpEngine::return_trapped(). None
+  // (--engine jump: no breakpoints): returns there are missed, and counted.
+  std::function<Status(uint64_t address)> watch;
+  // Whether a breakpoint sits in [begin, end) (a patch there would break it).
+  std::function<bool(uint64_t begin, uint64_t end)> breakpoint_in;
+  // The site could not be patched (and is watched, if watch() succeeds), and why.
+  std::function<void(uint64_t address, const std::string& why)> on_not_patched;
 };
 
 class JumpEngine final : public PatchCompanion {
@@ -63,6 +96,16 @@ class JumpEngine final : public PatchCompanion {
   static Result<arch::x86::JumpPatchPlan> plan(const JumpProbeSpec& spec);
 
   size_t probe_count() const { return probes_.size(); }
+  size_t return_site_count() const { return sites_.size(); }
+  // Return sites the agent asked for without the request signal (see agent_abi.h): read on the
+  // tracer's timer.
+  void serve_pending_requests();
+
+  void set_return_site_support(ReturnSiteSupport support) { site_support_ = std::move(support); }
+  // A thread stopped on the breakpoint that watches the return site `context.address`.
+  void return_trapped(const HitContext& context);
+  // The thread is gone: its frame stack in the process is freed.
+  void thread_exited(pid_t tid);
 
   // How long the tracer may wait before the next drain: longer while the ring stays nearly
   // empty (every drain costs the program a little: its CPUs, its memory's locks), shorter
@@ -78,16 +121,33 @@ class JumpEngine final : public PatchCompanion {
   Status restore_in(target::Process& process) override;
   void forget_all() override;
   bool covers(uint64_t address) const override;
-  bool handle_own_trap(pid_t tid, uint64_t address) override;
+  bool handle_own_signal(pid_t tid, int signal) override;
 
  private:
   struct Probe;
+  struct Patch;
+  struct ReturnSite;
   struct CodeArea {
     uint64_t start = 0;
     uint64_t size = 0;
     uint64_t used = 0;
   };
   Status plant(JumpProbeSpec spec, const arch::x86::JumpPatchPlan& patch);
+  // Every thread stopped: none inside the bytes `plan` displaces, none overlapping another
+  // patch, the live bytes those of `file_bytes` (the function's bytes from its file).
+  Status check_patchable(const arch::x86::JumpPatchPlan& plan, const arch::x86::CodeRange& file_code,
+                         bool share_entry) const;
+  Status plant_return_site(uint64_t address, pid_t stopped_tid);
+  // Patches the return site, or has it watched; 0 for `stopped_tid`: no thread is stopped.
+  void serve_request(uint64_t address, pid_t stopped_tid);
+  void add_site_entry(uint64_t entry);
+  uint64_t site_table_entry(uint64_t address) const;
+  // The agent's name for a thread (its own pid namespace's) and its frame stack slot.
+  uint64_t seen_tid(pid_t tid);
+  std::optional<uint32_t> thread_slot(uint64_t seen);
+  uint64_t thread_address(uint32_t slot) const;
+  // The agent's missed counts since the last look, reported through on_missed.
+  void collect_counters();
   Status map_ring(pid_t tid);
   Result<uint64_t> allocate_code(uint64_t near, uint64_t bytes, pid_t tid);
   uint64_t tsc_to_ns(uint64_t tsc, uint64_t tsc_now, uint64_t ns_now) const;
@@ -95,7 +155,8 @@ class JumpEngine final : public PatchCompanion {
   pid_t host_tid(pid_t seen);
 
   target::Process& process_;
-  uint64_t ring_ = 0;  // AgentRingHeader in the process; 0 until the first probe
+  uint64_t ring_ = 0;     // AgentRingHeader in the process; 0 until the first probe
+  uint64_t returns_ = 0;  // AgentReturnState, in the same mapping
   std::unique_ptr<AgentRingReader> ring_reader_;
   std::vector<CodeArea> areas_;
   std::vector<std::unique_ptr<Probe>> probes_;  // index = the agent's probe_index
@@ -106,6 +167,10 @@ class JumpEngine final : public PatchCompanion {
   bool in_pid_namespace_ = false;
   unsigned drain_interval_ms_ = 8;
   std::map<pid_t, pid_t> host_tids_;
+  ReturnSiteSupport site_support_;
+  std::map<uint64_t, std::unique_ptr<ReturnSite>> sites_;  // by address: patched or watched
+  std::vector<uint64_t> site_table_;                       // our copy of AgentReturnState::sites
+  std::map<uint64_t, uint32_t> thread_slots_;              // seen tid -> AgentReturnState slot
 };
 
 }  // namespace xprobe::probe::engine

@@ -23,10 +23,10 @@ class PatchCompanion {
   virtual void forget_all() = 0;
   // Whether `address` lies in patched bytes (a breakpoint there would break the patch).
   virtual bool covers(uint64_t address) const = 0;
-  // A thread of the process stopped on an int3 at `address` that is no breakpoint of the trap
-  // engine: true if it is one of the companion's own (its code asks the tracer for help), which
-  // it has then dealt with; the trap engine resumes the thread where it stopped (after the int3).
-  virtual bool handle_own_trap(pid_t tid, uint64_t address) = 0;
+  // A thread of the process is about to receive `signal`: true if the companion's own code
+  // sent it (to ask the tracer for something), which the companion has then dealt with; the
+  // trap engine resumes the thread without the signal.
+  virtual bool handle_own_signal(pid_t tid, int signal) = 0;
 };
 
 }  // namespace xprobe::probe::engine

@@ -359,7 +359,6 @@ Status TrapEngine::handle_trap(Process& process, const StopEvent& event, bool re
   pid_t tid = event.tid;
   auto found = sites_.find(address);
   if (found == sites_.end() || !found->second->planted) {
-    if (companion_ && &process == &process_ && companion_->handle_own_trap(tid, address)) return process.resume(tid);
     if (retired_.count(address)) {
       // Our breakpoint, removed after this thread had already trapped on it.
       const std::span<const uint8_t> breakpoint = arch_->breakpoint();
@@ -615,6 +614,10 @@ Result<RunResult> TrapEngine::run() {
         handled = handle_trap(process_, event, true);
         break;
       case StopKind::Signal:
+        if (companion_ && companion_->handle_own_signal(event.tid, event.signal)) {
+          handled = process_.resume(event.tid);
+          break;
+        }
         // A handler must see original addresses, never a slot.
         handled = move_thread_out_of_slot(process_, event.tid, true);
         if (handled) handled = process_.resume(event.tid, event.signal);

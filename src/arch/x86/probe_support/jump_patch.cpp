@@ -1,5 +1,7 @@
 #include "arch/x86/probe_support/jump_patch.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "arch/x86/probe_support/execution_plan.h"
@@ -50,25 +52,47 @@ Result<std::vector<X86Insn>> decode_all(const CodeRange& range) {
   return instructions;
 }
 
-Status check_branches(const std::vector<X86Insn>& instructions, uint64_t address, uint64_t length) {
+// Branches into the displaced bytes: refused, or (return sites) redirected to the
+// instruction's copy in the trampoline when the branch is a jmp/jcc with a rel32 outside the
+// displaced bytes and lands on a displaced instruction.
+Status check_branches(const std::vector<X86Insn>& instructions, JumpPatchPlan& plan, bool redirect) {
+  const uint64_t address = plan.address, length = plan.length;
   for (const X86Insn& insn : instructions) {
     if (insn.flow == FlowKind::IndirectJmp)
       return make_error(fmt::format("an indirect jump at 0x{:x} could land anywhere", insn.address));
-    if (insn.has_rel_target && insn.rel_target > address && insn.rel_target < address + length)
-      return make_error(fmt::format("the branch at 0x{:x} lands at 0x{:x}, inside the bytes the jump replaces",
-                                    insn.address, insn.rel_target));
+    if (!insn.has_rel_target || insn.rel_target <= address || insn.rel_target >= address + length) continue;
+    size_t landing = plan.displaced.size();
+    for (size_t i = 0; i < plan.displaced.size(); ++i)
+      if (plan.displaced[i].insn.address == insn.rel_target) landing = i;
+    const bool outside = insn.address + insn.length <= address || insn.address >= address + length;
+    const bool rel32 = (insn.flow == FlowKind::Jmp || insn.flow == FlowKind::Jcc) && insn.imm_size == 4 &&
+                       insn.imm_offset + 4u == insn.length && !insn.prefixes.operand_size;
+    if (redirect && outside && rel32 && landing < plan.displaced.size()) {
+      plan.redirects.push_back({insn.address, insn.length, landing});
+      continue;
+    }
+    return make_error(fmt::format("the branch at 0x{:x} lands at 0x{:x}, inside the bytes the jump replaces",
+                                  insn.address, insn.rel_target));
   }
   return {};
 }
 
 }  // namespace
 
-Result<JumpPatchPlan> plan_jump_patch(const JumpPatchFunction& function, uint64_t address) {
+Result<JumpPatchPlan> plan_jump_patch(const JumpPatchFunction& function, uint64_t address, JumpPatchPlace place) {
   const CodeRange& code = function.code;
-  if (address != code.start) return make_error("only a function's first instruction can become a jump");
+  if (place == JumpPatchPlace::FunctionEntry && address != code.start)
+    return make_error("only a function's first instruction can become a jump");
   auto decoded = decode_all(code);
   if (!decoded) return make_error(fmt::format("the function: {}", decoded.error().message));
   const std::vector<X86Insn>& instructions = *decoded;
+  if (place == JumpPatchPlace::ReturnSite) {
+    const bool after_call = std::any_of(instructions.begin(), instructions.end(), [&](const X86Insn& insn) {
+      return insn.address + insn.length == address &&
+             (insn.flow == FlowKind::Call || insn.flow == FlowKind::IndirectCall);
+    });
+    if (!after_call) return make_error(fmt::format("0x{:x} does not follow a call in its function", address));
+  }
 
   JumpPatchPlan plan;
   plan.address = address;
@@ -89,12 +113,16 @@ Result<JumpPatchPlan> plan_jump_patch(const JumpPatchFunction& function, uint64_
       return make_error(fmt::format("displaced instruction at 0x{:x}: {}", plan.displaced[i].insn.address,
                                     ok.error().message));
   }
-  if (auto ok = check_branches(instructions, address, plan.length); !ok) return ok.error();
+  const bool redirect = place == JumpPatchPlace::ReturnSite;
+  if (auto ok = check_branches(instructions, plan, redirect); !ok) return ok.error();
   for (const CodeRange& part : function.split_parts) {
     auto part_instructions = decode_all(part);
     if (!part_instructions) return make_error(fmt::format("a split-off part: {}", part_instructions.error().message));
-    if (auto ok = check_branches(*part_instructions, address, plan.length); !ok) return ok.error();
+    if (auto ok = check_branches(*part_instructions, plan, redirect); !ok) return ok.error();
   }
+  for (uint64_t pad : function.landing_pads)
+    if (pad > address && pad < address + plan.length)
+      return make_error(fmt::format("a C++ landing pad at 0x{:x} lies inside the bytes the jump replaces", pad));
   for (uint64_t symbol : function.other_symbols)
     if (symbol > address && symbol < address + plan.length)
       return make_error(fmt::format("another symbol starts at 0x{:x}, inside the bytes the jump replaces", symbol));

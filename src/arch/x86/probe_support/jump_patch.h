@@ -4,11 +4,18 @@
 //
 // The jump overwrites every instruction that starts in [address, address + 5). That is safe
 // only when nothing can arrive inside those bytes once they are overwritten:
-//   - the probe is at the function's first instruction: mid-function bytes can be reached
-//     in ways no decoding of the function shows (C++ landing pads, computed gotos, code in
-//     other functions);
+//   - the place is a function's first instruction, or a return site: the instruction right
+//     after a call, in the caller (return probes). Other mid-function bytes can be reached in
+//     ways no decoding of the function shows (computed gotos, code in other functions); a
+//     return site is reached by returns, which land on its first byte, and by the branches
+//     and landing pads checked below;
+//   - no C++ landing pad of the function lies inside the displaced bytes (the caller reads
+//     them from the exception tables);
 //   - no relative branch in the function, nor in its split-off parts (foo.cold), targets
-//     (address, end of the displaced instructions): all of them are decoded to their end;
+//     (address, end of the displaced instructions): all of them are decoded to their end. At
+//     a return site (often followed by a loop's head) a jmp/jcc rel32 outside the displaced
+//     bytes that lands on a displaced instruction is redirected instead, to that
+//     instruction's copy in the trampoline (its rel32 rewritten);
 //   - the function has no indirect jump (a jump table could target anything);
 //   - no other symbol starts inside the displaced bytes (hand-written code with several
 //     entry points: the caller passes them);
@@ -32,10 +39,18 @@ struct DisplacedInstruction {
   std::vector<uint8_t> bytes;
 };
 
+// A branch whose rel32 must lead to the trampoline's copy of displaced[displaced].
+struct BranchRedirect {
+  uint64_t branch = 0;  // the branch instruction; its rel32 is its last 4 bytes
+  uint64_t length = 0;
+  size_t displaced = 0;
+};
+
 struct JumpPatchPlan {
   uint64_t address = 0;
   uint64_t length = 0;  // bytes the displaced instructions cover (>= kJumpPatchSize)
   std::vector<DisplacedInstruction> displaced;
+  std::vector<BranchRedirect> redirects;
 };
 
 struct CodeRange {
@@ -47,9 +62,13 @@ struct JumpPatchFunction {
   CodeRange code;                       // the whole function
   std::vector<CodeRange> split_parts;   // its .cold/.part pieces: their branches count too
   std::vector<uint64_t> other_symbols;  // runtime addresses of other symbols near the function
+  std::vector<uint64_t> landing_pads;   // runtime addresses of its C++ landing pads
 };
 
-// The plan, or why the probe must stay a breakpoint.
-Result<JumpPatchPlan> plan_jump_patch(const JumpPatchFunction& function, uint64_t address);
+enum class JumpPatchPlace { FunctionEntry, ReturnSite };
+
+// The plan, or why the place must stay a breakpoint.
+Result<JumpPatchPlan> plan_jump_patch(const JumpPatchFunction& function, uint64_t address,
+                                      JumpPatchPlace place = JumpPatchPlace::FunctionEntry);
 
 }  // namespace xprobe::arch::x86

@@ -114,14 +114,24 @@ Result<std::vector<uint8_t>> relocate_rip_relative(std::span<const uint8_t> byte
   return code;
 }
 
+Result<std::vector<uint8_t>> build_redirect(const BranchRedirect& redirect, uint64_t to) {
+  const int64_t rel = static_cast<int64_t>(to - (redirect.branch + redirect.length));
+  if (!fits_rel32(rel)) return make_error(fmt::format("0x{:x} is out of rel32 reach of the branch at 0x{:x}", to, redirect.branch));
+  std::vector<uint8_t> bytes(4);
+  const auto rel32 = static_cast<int32_t>(rel);
+  std::memcpy(bytes.data(), &rel32, 4);
+  return bytes;
+}
+
 Result<std::vector<uint8_t>> build_jump(uint64_t from, uint64_t to) {
   Emitter out(from);
   if (auto ok = out.rel32({0xe9}, to); !ok) return ok.error();
   return std::move(out.code());
 }
 
-Result<std::vector<uint8_t>> build_trampoline(const JumpPatchPlan& plan, const TrampolineTargets& targets) {
+Result<Trampoline> build_trampoline(const JumpPatchPlan& plan, const TrampolineTargets& targets) {
   Emitter out(targets.trampoline);
+  Trampoline built;
   out.lea_rsp(4, -kFrame);
   for (size_t i = 0; i < kSavedRegisters.size(); ++i) out.rsp_slot(true, kSavedRegisters[i], static_cast<int32_t>(8 * i));
   out.bytes({0x9c, 0x58});  // pushfq; pop rax
@@ -146,11 +156,14 @@ Result<std::vector<uint8_t>> build_trampoline(const JumpPatchPlan& plan, const T
   out.bytes({0x50, 0x9d});  // push rax; popfq
   for (size_t i = 0; i < kSavedRegisters.size(); ++i) out.rsp_slot(false, kSavedRegisters[i], static_cast<int32_t>(8 * i));
   out.lea_rsp(4, kFrame);
-  for (const DisplacedInstruction& displaced : plan.displaced)
+  for (const DisplacedInstruction& displaced : plan.displaced) {
+    built.displaced_at.push_back(out.here());
     if (auto ok = emit_displaced(out, displaced); !ok) return ok.error();
+  }
   if (auto ok = out.rel32({0xe9}, plan.address + plan.length); !ok) return ok.error();
   if (out.code().size() > kTrampolineSize) return make_error("trampoline overflow");
-  return std::move(out.code());
+  built.code = std::move(out.code());
+  return built;
 }
 
 }  // namespace xprobe::arch::x86

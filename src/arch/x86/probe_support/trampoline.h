@@ -41,7 +41,15 @@ struct TrampolineTargets {
   uint64_t agent = 0;                   // the agent's entry (within rel32 reach of the trampoline)
 };
 
-Result<std::vector<uint8_t>> build_trampoline(const JumpPatchPlan& plan, const TrampolineTargets& targets);
+struct Trampoline {
+  std::vector<uint8_t> code;
+  std::vector<uint64_t> displaced_at;  // where each displaced instruction's copy starts
+};
+
+// The rel32 bytes that make `redirect`'s branch lead to `to`.
+Result<std::vector<uint8_t>> build_redirect(const BranchRedirect& redirect, uint64_t to);
+
+Result<Trampoline> build_trampoline(const JumpPatchPlan& plan, const TrampolineTargets& targets);
 
 // The 5 bytes that replace the probed instruction(s): jmp rel32 from `from` to `to`.
 Result<std::vector<uint8_t>> build_jump(uint64_t from, uint64_t to);

@@ -1,0 +1,60 @@
+#pragma once
+// How a thread's frame stack follows the calls and returns of return-probed functions: the
+// same code for the agent (in the traced thread, freestanding) and for the tracer (at return
+// sites it watches with a breakpoint). It only follows the stack pointer, as the trap engine
+// does (trap_engine.h): the program's stack is never touched, so a wrong guess can only lose
+// an event, never break the program.
+#include "probe/agent/agent_abi.h"
+
+namespace xprobe::agent {
+
+// A plain field-by-field copy: the freestanding agent has no memcpy to call.
+inline void copy_frame(AgentFrame& to, const AgentFrame& from) {
+  to.descriptor = from.descriptor;
+  to.return_address = from.return_address;
+  to.entry_sp = from.entry_sp;
+  to.probe_index = from.probe_index;
+  to.reserved = from.reserved;
+  for (uint32_t i = 0; i < kMaxSavedWords; ++i) to.saved[i] = from.saved[i];
+}
+
+// An entry at `sp`: frames entered at or below it are over (an outer frame lies above).
+template <typename Discard>
+inline void discard_frames_at_or_below(AgentThread& thread, uint64_t sp, Discard discard) {
+  while (thread.depth > 0 && thread.frames[thread.depth - 1].entry_sp <= sp) {
+    discard(thread.frames[thread.depth - 1]);
+    --thread.depth;
+  }
+}
+
+// A return to `address` with the stack pointer at `sp`: every frame entered below `sp` is
+// over; the outermost of them returns now if it was to return here, the others were unwound
+// past (longjmp, an exception). True when `returning` holds the frame that returns.
+template <typename Discard>
+inline bool pop_returning_frame(AgentThread& thread, uint64_t sp, uint64_t address, AgentFrame& returning,
+                                Discard discard) {
+  bool popped = false;
+  while (thread.depth > 0 && thread.frames[thread.depth - 1].entry_sp < sp) {
+    if (popped) discard(returning);
+    copy_frame(returning, thread.frames[thread.depth - 1]);
+    --thread.depth;
+    popped = true;
+  }
+  if (!popped) return false;
+  if (returning.return_address == address && sp - returning.entry_sp <= kLongestRetPop) return true;
+  discard(returning);
+  return false;
+}
+
+// The site entry for `address` (with its kSiteFlags), or 0 if it is not a known site.
+inline uint64_t find_site(const uint64_t* sites, uint64_t address) {
+  uint32_t at = site_slot_hash(address);
+  for (uint32_t n = 0; n < kSiteSlots; ++n, at = (at + 1) & (kSiteSlots - 1)) {
+    const uint64_t entry = __atomic_load_n(&sites[at], __ATOMIC_ACQUIRE);
+    if (entry == 0) return 0;
+    if ((entry & ~kSiteFlags) == address) return entry;
+  }
+  return 0;
+}
+
+}  // namespace xprobe::agent
