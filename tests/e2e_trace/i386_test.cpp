@@ -6,7 +6,14 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <array>
+#include <chrono>
+#include <thread>
 #include <cstdio>
 #include <sstream>
 
@@ -137,6 +144,56 @@ TEST(I386, AnX86_64ProgramThatExecsAnI386OneGetsTheProbesOfTheNewImage) {
     EXPECT_LE(std::stoull(sums[i].arg("c"), nullptr, 16), 0xffffffffull) << sums[i].arg("c");
     EXPECT_EQ(greets[i].arg("ret"), std::to_string(account.greet_results[i]));
   }
+}
+
+TEST(I386, AttachToARunningI386ProgramAndDetachWhileItIsBusy) {
+  const std::vector<std::string> command{CDECL32_PATH, "300", "2000"};
+  const RunResult untraced = run_untraced(command);
+  const std::string out = fmt::format("{}/cdecl32-attach-{}.out", ::testing::TempDir(), getpid());
+  const pid_t child = fork();
+  if (child == 0) {
+    const int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    execl(CDECL32_PATH, CDECL32_PATH, "300", "2000", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const std::string events = fmt::format("{}/cdecl32-attach-{}.events", ::testing::TempDir(), getpid());
+  unlink(events.c_str());
+  const pid_t tracer = fork();
+  if (tracer == 0) {
+    const int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 2);
+    execl(XPROBE_PATH, XPROBE_PATH, "trace", "-p", std::to_string(child).c_str(), "-o", events.c_str(), "-e",
+          "p:t32/sum sum3 a=$arg1:s32 b=$arg2:s32 c=$arg3:s32", "-e", "r:t32/sum_ret sum3 a=$arg1:s32 r=$retval:s32",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  for (int waited = 0; waited < 2000 && count(parse_trace(read_text_file(events)), "sum_ret") < 5; ++waited)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  kill(tracer, SIGINT);
+  int tracer_status = 0;
+  waitpid(tracer, &tracer_status, 0);
+  EXPECT_TRUE(WIFEXITED(tracer_status) && WEXITSTATUS(tracer_status) == 0) << tracer_status;
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "the program did not survive the detach: " << status;
+  EXPECT_EQ(WEXITSTATUS(status), untraced.exit_status);
+  EXPECT_EQ(read_text_file(out), untraced.output);
+  // Round i passes (i, -7i, 1000 + i) and gets 1000 - 5i back (sum3's own arithmetic).
+  const auto traced = parse_trace(read_text_file(events));
+  EXPECT_GE(count(traced, "sum_ret"), 5u);
+  for (const auto& e : traced) {
+    const int a = std::stoi(e.arg("a"));
+    if (e.event == "sum") {
+      EXPECT_EQ(e.arg("b"), std::to_string(-7 * a));
+      EXPECT_EQ(e.arg("c"), std::to_string(1000 + a));
+    } else {
+      EXPECT_EQ(e.arg("r"), std::to_string(1000 - 5 * a));
+    }
+  }
+  unlink(out.c_str());
+  unlink(events.c_str());
 }
 
 TEST(I386, SameEventsAndValuesAsTheKernelsUprobes) {
