@@ -13,6 +13,7 @@
 
 #include <array>
 #include <chrono>
+#include <map>
 #include <thread>
 #include <cstdio>
 #include <sstream>
@@ -194,6 +195,25 @@ TEST(I386, AttachToARunningI386ProgramAndDetachWhileItIsBusy) {
   }
   unlink(out.c_str());
   unlink(events.c_str());
+}
+
+TEST(I386, EightThreadsHittingTheSameEntryAndReturnProbes) {
+  const RunResult untraced = run_untraced({THREADS32_PATH});
+  auto run = run_xprobe({"-e", "p:t32/work work x=$arg1:s32", "-e", "r:t32/work_ret work x=$arg1:s32 r=$retval:s32"},
+                        {THREADS32_PATH});
+  EXPECT_EQ(run.program_output, untraced.output);
+  EXPECT_EQ(run.xprobe_status, untraced.exit_status) << run.diagnostics;
+  // threads.c: 8 threads call work(i + id) for i < 2000, and work(x) returns 7x + 1.
+  EXPECT_EQ(count(run.events, "work"), 8u * 2000);
+  auto returns = events_named(run.events, "work_ret");
+  ASSERT_EQ(returns.size(), 8u * 2000) << run.diagnostics;
+  std::map<pid_t, size_t> per_thread;
+  for (const TraceEvent& e : returns) {
+    ++per_thread[e.tid];
+    EXPECT_EQ(std::stol(e.arg("r")), 7 * std::stol(e.arg("x")) + 1) << e.arg("x");
+  }
+  EXPECT_EQ(per_thread.size(), 8u);
+  for (const auto& [tid, n] : per_thread) EXPECT_EQ(n, 2000u) << tid;
 }
 
 TEST(I386, SameEventsAndValuesAsTheKernelsUprobes) {
