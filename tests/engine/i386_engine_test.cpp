@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
+#include <algorithm>
+#include <map>
+
 #include "engine_harness.h"
 #include "insn/x86/decoder.h"
 
@@ -86,6 +89,58 @@ TEST(I386Engine, EveryInstructionOfAFunctionAndReturnProbesWithCdeclArguments) {
   for (uint32_t i = 0; i < 50; ++i) EXPECT_EQ(add_arguments[i], std::make_pair(i, 2 * i));
   EXPECT_EQ(fib_returns, 177);  // calls of fib(10)
   EXPECT_EQ(fib_mismatches, 0);
+}
+
+TEST(I386Engine, EveryInstructionOfHotI386LibcFunctions) {
+  // 32-bit glibc: PIC thunks (call rel32 + add ebx), ebx-relative PLT/GOT accesses, and system
+  // calls through the vDSO as `call *%gs:0x10` (emulated with the gs base ptrace reports).
+  const std::string program = e2e_program("counter32");
+  auto untraced = run_untraced({program, "30"});
+  size_t planted = 0, refused = 0;
+  std::string first_refusal;
+  std::map<ProbeId, uint64_t> ids;
+  std::vector<ProbeId> gs_calls;  // call *%gs:0x10 (65 ff 15 10 00 00 00)
+  auto run = run_traced({program, "30"}, [&](TrapEngine& engine, target::Process& process) {
+    auto main_break = engine.add_internal_breakpoint(
+        symbol_address(process.pid(), program, "main"), [&](const HitContext& hit) {
+          const std::string libc = mapped_object(hit.process.pid(), "libc.so");
+          for (const char* function : {"puts", "printf", "malloc", "free", "atoi", "write"}) {
+            const uint64_t start = symbol_address(hit.process.pid(), libc, function);
+            for (uint64_t address : boundaries32(hit.process, start, symbol_size(libc, function))) {
+              ProbeSpec spec;
+              spec.address = address;
+              auto id = engine.add_probe(spec);
+              if (id) {
+                ++planted;
+                ids[*id] = address;
+                uint8_t bytes[7] = {};
+                const uint8_t gs_call[7] = {0x65, 0xff, 0x15, 0x10, 0x00, 0x00, 0x00};
+                // Read past our own int3: the original first byte is the prefix.
+                if (hit.process.read(address + 1, std::span<uint8_t>(bytes + 1, 6)) &&
+                    std::equal(bytes + 1, bytes + 7, gs_call + 1)) {
+                  gs_calls.push_back(*id);
+                }
+              } else {
+                if (first_refusal.empty()) first_refusal = id.error().message;
+                ++refused;
+              }
+            }
+          }
+        });
+    ASSERT_TRUE(main_break) << main_break.error().message;
+  }, [&](TrapEngine& engine) {
+    uint64_t hits = 0;
+    for (const auto& [id, address] : ids) hits += engine.stats(id).hits;
+    EXPECT_GT(hits, 50u);
+    uint64_t gs_call_hits = 0;
+    for (ProbeId id : gs_calls) gs_call_hits += engine.stats(id).hits;
+    EXPECT_GT(gs_call_hits, 0u) << gs_calls.size() << " call *%gs:0x10 probed in write";
+  });
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  EXPECT_GT(planted, 100u);
+  EXPECT_EQ(refused, 0u) << first_refusal;
+  EXPECT_EQ(run.output, untraced.output);
+  EXPECT_EQ(exit_status_of(run.result), untraced.exit_status);
 }
 
 TEST(I386Engine, RemoteMmapInAnI386ProcessGoesThroughInt80AndStaysBelowFourGiB) {
