@@ -26,7 +26,7 @@ ATTACH_RUNS_LARGE=1
 TRACERS=(untraced kernel_uprobes xprobe bpftrace uftrace ltrace gdb)
 ATTACH_TRACERS=(untraced kernel_uprobes xprobe bpftrace)
 DO_HIT=1 DO_ATTACH=1 DO_THROUGHPUT=1 QUICK=0
-MODES=(entry entry_ret string)
+MODES=(entry entry_ret string heap_string)
 THREADS=(1 4)
 
 while [ $# -gt 0 ]; do

@@ -28,7 +28,7 @@ hit() {
     entry) program="uprobe:$WORK_BENCH:work { printf(\"E %d %d\\n\", arg0, arg1); }" ;;
     entry_ret) program="uprobe:$WORK_BENCH:work { printf(\"E %d %d\\n\", arg0, arg1); }
       uretprobe:$WORK_BENCH:work { printf(\"R %d\\n\", retval); }" ;;
-    string) program="uprobe:$WORK_BENCH:work_str { printf(\"S %s\\n\", str(arg0)); }" ;;
+    string | heap_string) program="uprobe:$WORK_BENCH:work_str { printf(\"S %s\\n\", str(arg0)); }" ;;
   esac
   mapfile -t args < <(workload_args "$mode" "$threads" "$n" "$dir/timing")
   # -c starts the workload only after every probe is attached.

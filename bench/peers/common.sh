@@ -2,7 +2,8 @@
 #   PEER check                        exit 0 if the tracer can run here, else print why, exit 1
 #   PEER hit MODE THREADS N WORKDIR    one traced run of work_bench; prints one JSON line
 #   PEER attach PROBES WORKDIR         one attach-cost run (only peers that support it)
-# MODE: entry (work: a, b), entry_ret (work: a, b + return: $retval), string (work_str: s).
+# MODE: entry (work: a, b), entry_ret (work: a, b + return: $retval), string (work_str: s, a string
+# literal), heap_string (work_str: s, the same strings on the heap).
 # PROBES: 1 | 100 | 1000 (probe_target_* of attach_target) | libc (every function of libc.so.6).
 set -euo pipefail
 
@@ -47,6 +48,7 @@ expected_events() {  # MODE N
 workload_args() {  # MODE THREADS N TIMING_FILE
   local args=(--threads "$2" --timing "$4")
   [ "$1" = string ] && args+=(--str)
+  [ "$1" = heap_string ] && args+=(--heap-str)
   args+=("$3")
   printf '%s\n' "${args[@]}"
 }

@@ -19,7 +19,7 @@ hit() {
       for offset in $(ret_offsets "$WORK_BENCH" work); do
         commands+=(-ex "dprintf *(work+$offset),\"R %ld\\n\",\$rax")
       done ;;
-    string) commands+=(-ex 'dprintf *work_str,"S %s\n",(char*)$rdi') ;;
+    string | heap_string) commands+=(-ex 'dprintf *work_str,"S %s\n",(char*)$rdi') ;;
   esac
   mapfile -t args < <(workload_args "$mode" "$threads" "$n" "$dir/timing")
   gdb -batch -nx "${commands[@]}" -ex run --args "$WORK_BENCH" "${args[@]}" >"$dir/events" 2>"$dir/stderr"

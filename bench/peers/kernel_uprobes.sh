@@ -48,7 +48,7 @@ hit() {
     entry) defs="p:$GROUP/work $WORK_BENCH:$work_off a=%di:s64 b=%si:s64"$'\n'; defined_events=(work) ;;
     entry_ret) defs="p:$GROUP/work $WORK_BENCH:$work_off a=%di:s64 b=%si:s64"$'\n'"r:$GROUP/work_ret $WORK_BENCH:$work_off ret=\$retval:s64"$'\n'
       defined_events=(work work_ret) ;;
-    string) defs="p:$GROUP/work_str $WORK_BENCH:$str_off s=+0(%di):string"$'\n'; defined_events=(work_str) ;;
+    string | heap_string) defs="p:$GROUP/work_str $WORK_BENCH:$str_off s=+0(%di):string"$'\n'; defined_events=(work_str) ;;
   esac
   mkdir "$INSTANCE"
   # 128 bytes per event, every event on one CPU in the worst case: nothing can overrun.

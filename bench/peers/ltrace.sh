@@ -11,7 +11,7 @@ check() {
 
 hit() {
   local mode=$1 threads=$2 n=$3 dir=$4 symbol=work
-  [ "$mode" = string ] && symbol=work_str
+  [[ $mode == string || $mode == heap_string ]] && symbol=work_str
   printf 'long work(long, long);\nlong work_str(string);\n' > "$dir/prototypes"
   local follow=()
   [ "$threads" -gt 1 ] && follow=(-f)

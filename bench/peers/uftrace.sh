@@ -17,7 +17,7 @@ hit() {
   case "$mode" in
     entry) options=(-P work -A work@arg1,arg2) ;;
     entry_ret) options=(-P work -A work@arg1,arg2 -R work@retval) ;;
-    string) options=(-P work_str -A work_str@arg1/s) ;;
+    string | heap_string) options=(-P work_str -A work_str@arg1/s) ;;
   esac
   mapfile -t args < <(workload_args "$mode" "$threads" "$n" "$dir/timing")
   rm -rf "$dir/uftrace.data"

@@ -20,7 +20,7 @@ definitions() {  # MODE
     entry) echo "p:bench/work $WORK_BENCH:work a=%di:s64 b=%si:s64" ;;
     entry_ret) echo "p:bench/work $WORK_BENCH:work a=%di:s64 b=%si:s64"
       echo "r:bench/work_ret $WORK_BENCH:work ret=\$retval:s64" ;;
-    string) echo "p:bench/work_str $WORK_BENCH:work_str s=+0(%di):string" ;;
+    string | heap_string) echo "p:bench/work_str $WORK_BENCH:work_str s=+0(%di):string" ;;
   esac
 }
 

@@ -16,9 +16,10 @@ TRACER_ORDER = ["untraced", "kernel_uprobes", "xprobe", "bpftrace", "uftrace", "
 MODE_LABELS = {
     "entry": "entry, 2 integer args",
     "entry_ret": "entry + return ($retval)",
-    "string": "entry, string arg",
+    "string": "entry, string arg (a literal)",
+    "heap_string": "entry, string arg (on the heap)",
 }
-MODE_ORDER = ["entry", "entry_ret", "string"]
+MODE_ORDER = ["entry", "entry_ret", "string", "heap_string"]
 ATTACH_ORDER = ["1", "100", "1000", "libc"]
 
 
@@ -139,7 +140,7 @@ def ratio_matrix(summaries):
             configs.append((s["mode"], s["threads"]))
     tracers = sorted({s["tracer"] for s in summaries if s["tracer"] not in ("untraced",)}, key=tracer_key)
     by_key = {(s["tracer"], s["mode"], s["threads"]): s for s in summaries}
-    short = {"entry": "entry", "entry_ret": "entry+ret", "string": "string"}
+    short = {"entry": "entry", "entry_ret": "entry+ret", "string": "string", "heap_string": "heap string"}
     lines = ["| tracer | " + " | ".join(f"{short.get(m, m)}, {t}T" for m, t in configs) + " |",
              "|---|" + "---:|" * len(configs)]
     for tracer in tracers:
@@ -323,7 +324,7 @@ def write_chart(summaries, results_dir, n):
     with open(data_path, "w") as f:
         f.write("config " + " ".join(headers) + "\n")
         for mode, threads in configs:
-            label = {"entry": "entry", "entry_ret": "entry+ret", "string": "string"}.get(mode, mode)
+            label = {"entry": "entry", "entry_ret": "entry+ret", "string": "string", "heap_string": "heap string"}.get(mode, mode)
             row = [f'"{label}, {threads}T"']
             for t in tracers:
                 s = values.get((t, mode, threads))

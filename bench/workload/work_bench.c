@@ -37,8 +37,7 @@ struct loop_args {
   long start_ns, end_ns;  // this thread's own loop, read after the barrier
 };
 
-static const char *const bench_strings[4] = {"xprobe-bench-0", "xprobe-bench-1", "xprobe-bench-2",
-                                             "xprobe-bench-3"};
+static const char *bench_strings[4] = {"xprobe-bench-0", "xprobe-bench-1", "xprobe-bench-2", "xprobe-bench-3"};
 
 static long monotonic_ns(void) {
   struct timespec ts;
@@ -74,8 +73,9 @@ static void *run_loop(void *opaque) {
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: work_bench [--threads T] [--str] [--delay-ns D] [--timing FILE] N\n"
-          "  calls work(i, i+1) (or work_str(s) with --str) N times in total, split over T threads\n");
+          "usage: work_bench [--threads T] [--str | --heap-str] [--delay-ns D] [--timing FILE] N\n"
+          "  calls work(i, i+1) (or work_str(s) with --str: string literals; --heap-str: the same\n"
+          "  strings copied to the heap) N times in total, split over T threads\n");
   exit(2);
 }
 
@@ -96,6 +96,10 @@ int main(int argc, char **argv) {
       threads = parse_long(argv[++i]);
     else if (strcmp(argv[i], "--str") == 0)
       mode = MODE_STR;
+    else if (strcmp(argv[i], "--heap-str") == 0) {
+      mode = MODE_STR;
+      for (int s = 0; s < 4; s++) bench_strings[s] = strdup(bench_strings[s]);
+    }
     else if (strcmp(argv[i], "--delay-ns") == 0 && i + 1 < argc)
       delay_ns = parse_long(argv[++i]);
     else if (strcmp(argv[i], "--timing") == 0 && i + 1 < argc)

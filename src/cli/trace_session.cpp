@@ -102,6 +102,8 @@ class TraceSession {
   bool open_output();
   bool start_process();
   void rebuild_modules();
+  // The main executable's read-only segments, for the agent to read without a system call.
+  void publish_readable_ranges();
   // Resolves, checks and plants the definitions still waiting. At start (strict) any error
   // or refusal stops xprobe before anything is planted; later (dlopen, exec) it is reported
   // and that definition is dropped.
@@ -291,6 +293,19 @@ void TraceSession::rebuild_modules() {
   if (!maps) return;
   modules_ = probe::ModuleMap::from_maps(*maps, elf_cache_, main_executable_,
                                          fmt::format("/proc/{}/root", process_->pid()));
+}
+
+void TraceSession::publish_readable_ranges() {
+  if (!jump_engine_) return;
+  auto maps = process_->maps();
+  if (!maps) return;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (const target::MapEntry& entry : *maps) {
+    if (entry.path != main_executable_ || !entry.readable || entry.writable || entry.shared) continue;
+    if (!ranges.empty() && ranges.back().second == entry.start) ranges.back().second = entry.end;
+    else ranges.emplace_back(entry.start, entry.end);
+  }
+  jump_engine_->set_readable_ranges(std::move(ranges));
 }
 
 bool TraceSession::resolve_relocations(probe::ProbeFetchPlan& plan, const std::string& module_path) {
@@ -765,6 +780,7 @@ int TraceSession::run() {
   engine_ = std::make_unique<probe::engine::TrapEngine>(*process_, engine_options);
   start_jump_engine();
   rebuild_modules();
+  publish_readable_ranges();
   if (!plant_pending(true)) {
     // Killed from outside while its probes went in: its end, reported by run(), is the story.
     if (!target::process_is_ending(process_->pid())) {
@@ -789,6 +805,7 @@ int TraceSession::run() {
     pending_.clear();
     for (size_t i = 0; i < definitions_.size(); ++i) pending_.push_back(i);
     rebuild_modules();
+    publish_readable_ranges();
     plant_pending(false);
     watch_dynamic_linker();
     watch_exec_calls();

@@ -209,6 +209,44 @@ TEST(Agent, RecordsWhatTheInterpreterReadsForEveryArgumentKind) {
   expect_same_values(definition, block);
 }
 
+TEST(Agent, MemoryTheTracerCallsAlwaysReadableIsReadTheSame) {
+  // A string inside a readable range, one running out of it (the rest read with
+  // process_vm_readv) and a fault past it: the same values as the interpreter's.
+  static char area[8192];
+  std::memset(area, 'q', sizeof area);
+  std::strcpy(area + 100, "inside the range");
+  area[4095 - 3] = 'e';
+  area[4095 - 2] = 'n';
+  area[4095 - 1] = 'd';
+  area[4095] = 'x';  // crosses the range's end at 4096
+  area[4100] = 0;
+  const char* definition = "p:g/e work a=+0(%di):string b=+0(%si):string c=+0(%dx):u64 d=+0(%cx):string";
+  const ProbeFetchPlan plan = plan_for(definition);
+  auto capture = compile_agent_capture(plan);
+  ASSERT_TRUE(capture);
+  AgentHarness harness(1 << 20);
+  harness.ring()->readable_count = 1;
+  harness.ring()->readable[0] = {reinterpret_cast<uint64_t>(area), reinterpret_cast<uint64_t>(area) + 4096};
+  uint64_t block[agent::kSavedRegisterWords] = {};
+  block[reg("di")] = reinterpret_cast<uint64_t>(area + 100);
+  block[reg("si")] = reinterpret_cast<uint64_t>(area + 4092);
+  block[reg("dx")] = reinterpret_cast<uint64_t>(area + 8);
+  block[reg("cx")] = 0x10;
+  harness.hit(harness.descriptor(0, *capture), block);
+  auto drained = harness.drain(1);
+  ASSERT_EQ(drained.records.size(), 1u);
+  auto record = parse_agent_record(drained.records[0].second, *capture);
+  ASSERT_TRUE(record);
+  const auto replayed = replay_agent_record(plan, *record, "agent_test");
+  BlockRegisters registers(block);
+  SelfMemory memory;
+  const auto expected = run_all(plan, FetchEnvironment{registers, memory, "agent_test", std::nullopt, {}});
+  ASSERT_EQ(replayed.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(show(replayed[i]), show(expected[i])) << i;
+  EXPECT_EQ(show(replayed[0]), "ok:\"inside the range\",");
+  EXPECT_EQ(show(replayed[1]), "ok:\"endxqqqq\",");
+}
+
 TEST(Agent, LongStringsTakeTheUnstagedPathAndAreCutAsTheKernelCuts) {
   for (size_t length : {100u, 500u, 3000u, 4095u, 4096u, 6000u}) {
     std::string text(length, 'x');

@@ -49,9 +49,34 @@ struct IoVector {
   uint64_t length;
 };
 
+// How the agent reads the program's memory: directly where the tracer said it is always
+// readable, else with process_vm_readv, so that a bad pointer is a failed read, never a crash.
+struct Reader {
+  long pid;
+  const AgentReadableRange* ranges;
+  uint64_t range_count;
+  // The end of the always-readable range holding `address`, or 0.
+  uint64_t readable_until(uint64_t address) const {
+    const uint64_t count = range_count > kReadableRanges ? kReadableRanges : range_count;
+    for (uint64_t i = 0; i < count; ++i)
+      if (address >= ranges[i].begin && address < ranges[i].end) return ranges[i].end;
+    return 0;
+  }
+};
+
+Reader reader_of(const AgentRingHeader& ring) {
+  return Reader{static_cast<long>(ring.pid), ring.readable, ring.readable_count};
+}
+
 // Copies up to `length` bytes from the program's `address`; returns how many arrived (0 for a
 // bad address). One system call per page, as process_vm_readv stops at the first bad iovec.
-uint32_t copy_in(long pid, uint64_t address, uint8_t* out, uint32_t length) {
+uint32_t copy_in(const Reader& reader, uint64_t address, uint8_t* out, uint32_t length) {
+  const uint64_t until = reader.readable_until(address);
+  if (until != 0 && until - address >= length) {
+    const auto* from = reinterpret_cast<const volatile uint8_t*>(address);
+    for (uint32_t i = 0; i < length; ++i) out[i] = from[i];
+    return length;
+  }
   uint32_t done = 0;
   while (done < length) {
     const uint64_t here = address + done;
@@ -59,7 +84,7 @@ uint32_t copy_in(long pid, uint64_t address, uint8_t* out, uint32_t length) {
     if (chunk > length - done) chunk = length - done;
     IoVector local{reinterpret_cast<uint64_t>(out + done), chunk};
     IoVector remote{here, chunk};
-    const long got = syscall6(kSysProcessVmReadv, pid, reinterpret_cast<long>(&local), 1,
+    const long got = syscall6(kSysProcessVmReadv, reader.pid, reinterpret_cast<long>(&local), 1,
                               reinterpret_cast<long>(&remote), 1, 0);
     if (got <= 0) break;
     done += static_cast<uint32_t>(got);
@@ -70,8 +95,16 @@ uint32_t copy_in(long pid, uint64_t address, uint8_t* out, uint32_t length) {
 
 // A string of at most `limit` bytes: read in growing pieces that never cross a page, stop at
 // the NUL.
-uint32_t copy_string(long pid, uint64_t address, uint8_t* out, uint32_t limit) {
+uint32_t copy_string(const Reader& reader, uint64_t address, uint8_t* out, uint32_t limit) {
   uint32_t done = 0;
+  if (const uint64_t until = reader.readable_until(address); until != 0) {
+    const auto* from = reinterpret_cast<const volatile uint8_t*>(address);
+    const uint64_t direct = until - address < limit ? until - address : limit;
+    for (; done < direct; ++done) {
+      out[done] = from[done];
+      if (out[done] == 0) return done + 1;
+    }
+  }
   uint64_t want = 256;
   while (done < limit) {
     const uint64_t here = address + done;
@@ -80,7 +113,7 @@ uint32_t copy_string(long pid, uint64_t address, uint8_t* out, uint32_t limit) {
     if (chunk > limit - done) chunk = limit - done;
     IoVector local{reinterpret_cast<uint64_t>(out + done), chunk};
     IoVector remote{here, chunk};
-    const long got = syscall6(kSysProcessVmReadv, pid, reinterpret_cast<long>(&local), 1,
+    const long got = syscall6(kSysProcessVmReadv, reader.pid, reinterpret_cast<long>(&local), 1,
                               reinterpret_cast<long>(&remote), 1, 0);
     if (got <= 0) return done;
     for (long i = 0; i < got; ++i) {
@@ -147,8 +180,8 @@ void copy_bytes(uint8_t* to, const uint8_t* from, uint64_t n) {
 
 // Runs the probe's ops from `first` to the next kOpEnd; every memory read becomes a chunk the
 // tracer replays.
-void run_ops(const AgentProbe& probe, uint32_t first, long pid, const uint64_t* registers, const ReturnFacts& facts,
-             RecordWriter& out) {
+void run_ops(const AgentProbe& probe, uint32_t first, const Reader& reader, const uint64_t* registers,
+             const ReturnFacts& facts, RecordWriter& out) {
   uint64_t value = 0;
   bool faulted = false;
   for (uint32_t i = first; i < probe.op_count; ++i) {
@@ -174,7 +207,7 @@ void run_ops(const AgentProbe& probe, uint32_t first, long pid, const uint64_t* 
         uint64_t word = 0;
         const uint64_t address = value;
         const uint32_t got = out.chunk(address, 8, [&](uint8_t* to, uint32_t n) {
-          const uint32_t copied = copy_in(pid, address, to, n);
+          const uint32_t copied = copy_in(reader, address, to, n);
           for (uint32_t b = 0; b < copied && b < 8; ++b) word |= static_cast<uint64_t>(to[b]) << (8 * b);
           return copied;
         });
@@ -185,12 +218,12 @@ void run_ops(const AgentProbe& probe, uint32_t first, long pid, const uint64_t* 
       case kOpCopy: {
         const uint64_t address = value;
         const uint32_t size = op.size > kMaxCopy ? kMaxCopy : op.size;
-        out.chunk(address, size, [&](uint8_t* to, uint32_t n) { return copy_in(pid, address, to, n); });
+        out.chunk(address, size, [&](uint8_t* to, uint32_t n) { return copy_in(reader, address, to, n); });
         break;
       }
       case kOpString: {
         const uint64_t address = value;
-        out.chunk(address, kMaxCopy, [&](uint8_t* to, uint32_t n) { return copy_string(pid, address, to, n); });
+        out.chunk(address, kMaxCopy, [&](uint8_t* to, uint32_t n) { return copy_string(reader, address, to, n); });
         break;
       }
       case kOpStringArray: {
@@ -198,7 +231,7 @@ void run_ops(const AgentProbe& probe, uint32_t first, long pid, const uint64_t* 
         uint64_t pointers[16];
         const uint32_t count = op.size > 16 ? 16 : op.size;
         const uint32_t got = out.chunk(array, count * 8, [&](uint8_t* to, uint32_t n) {
-          const uint32_t copied = copy_in(pid, array, to, n);
+          const uint32_t copied = copy_in(reader, array, to, n);
           for (uint32_t p = 0; p < count; ++p) {
             pointers[p] = 0;
             if ((p + 1) * 8 <= copied)
@@ -208,7 +241,7 @@ void run_ops(const AgentProbe& probe, uint32_t first, long pid, const uint64_t* 
         });
         for (uint32_t p = 0; p < count && (p + 1) * 8 <= got; ++p) {
           const uint64_t address = pointers[p];
-          out.chunk(address, kMaxCopy, [&](uint8_t* to, uint32_t n) { return copy_string(pid, address, to, n); });
+          out.chunk(address, kMaxCopy, [&](uint8_t* to, uint32_t n) { return copy_string(reader, address, to, n); });
         }
         break;
       }
@@ -236,7 +269,7 @@ void record(const AgentProbe& probe, uint32_t first_op, const uint64_t* register
   uint8_t scratch[kScratchBytes];
   uint32_t cpu = 0;
   const uint64_t tsc = read_tsc(cpu);
-  const long pid = static_cast<long>(ring->pid);
+  const Reader reader = reader_of(*ring);
   auto fill = [&](RecordWriter& out) {
     out.word(tid);
     out.word(tsc);
@@ -247,7 +280,7 @@ void record(const AgentProbe& probe, uint32_t first_op, const uint64_t* register
     }
     for (uint32_t r = 0; r < kSavedRegisterWords; ++r)
       if (probe.register_mask & (1u << r)) out.word(registers[r]);
-    run_ops(probe, first_op, pid, registers, facts, out);
+    run_ops(probe, first_op, reader, registers, facts, out);
   };
   RecordWriter staged(scratch + 16, scratch + kScratchBytes);
   fill(staged);
@@ -399,7 +432,7 @@ void return_entry(const AgentProbe& probe, const uint64_t* registers) {
     RecordWriter discarded(scratch, scratch + sizeof scratch);
     ReturnFacts facts;
     facts.save_to = frame.saved;
-    run_ops(probe, 0, pid_of(probe), registers, facts, discarded);
+    run_ops(probe, 0, reader_of(*reinterpret_cast<const AgentRingHeader*>(probe.ring)), registers, facts, discarded);
   }
   ++thread->depth;
   if (site == 0) ask_for_site(*state, *thread, return_address, tid, pid_of(probe));

@@ -68,6 +68,14 @@ struct AgentOp {
   int64_t operand;
 };
 
+// Memory the agent may read directly instead of through process_vm_readv: the read-only
+// segments of the main executable, which stay mapped and readable for the process's life.
+inline constexpr uint32_t kReadableRanges = 8;
+struct AgentReadableRange {
+  uint64_t begin;
+  uint64_t end;  // exclusive
+};
+
 struct AgentRingHeader {
   uint64_t magic;
   uint64_t ring_size;    // bytes, a power of two
@@ -75,6 +83,8 @@ struct AgentRingHeader {
   uint64_t tail;         // the tracer: bytes consumed since the start
   uint64_t pid;          // the process's pid, for process_vm_readv on itself
   uint64_t dropped[kMaxProbes];  // hits not recorded because the ring was full
+  uint64_t readable_count;       // <= kReadableRanges
+  AgentReadableRange readable[kReadableRanges];
 };
 
 // One per jump-optimized probe (and one per return site), written by the tracer, read by the

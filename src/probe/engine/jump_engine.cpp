@@ -138,6 +138,7 @@ Status JumpEngine::map_ring(pid_t tid) {
   if (auto written = process_.write(address, std::span(reinterpret_cast<const uint8_t*>(&header), kRingHeaderBytes)); !written)
     return written;
   ring_ = address;
+  write_readable_ranges();
   returns_ = address + kReturnsOffset;
   site_table_.assign(agent::kSiteSlots, 0);
   AgentRingReader::Io io;
@@ -145,6 +146,24 @@ Status JumpEngine::map_ring(pid_t tid) {
   io.write = [this](uint64_t at, std::span<const uint8_t> bytes) { return static_cast<bool>(process_.write(at, bytes)); };
   ring_reader_ = std::make_unique<AgentRingReader>(std::move(io), address, kRingBytes);
   return {};
+}
+
+void JumpEngine::set_readable_ranges(std::vector<std::pair<uint64_t, uint64_t>> ranges) {
+  readable_ = std::move(ranges);
+  if (readable_.size() > agent::kReadableRanges) readable_.resize(agent::kReadableRanges);
+  write_readable_ranges();
+}
+
+void JumpEngine::write_readable_ranges() {
+  if (ring_ == 0) return;
+  struct {
+    uint64_t count;
+    agent::AgentReadableRange ranges[agent::kReadableRanges];
+  } block{};
+  for (const auto& [begin, end] : readable_) block.ranges[block.count++] = {begin, end};
+  static_assert(offsetof(AgentRingHeader, readable) == offsetof(AgentRingHeader, readable_count) + 8);
+  (void)process_.write(ring_ + offsetof(AgentRingHeader, readable_count),
+                       std::span(reinterpret_cast<const uint8_t*>(&block), sizeof block));
 }
 
 Result<uint64_t> JumpEngine::allocate_code(uint64_t near, uint64_t bytes, pid_t tid) {

@@ -102,6 +102,10 @@ class JumpEngine final : public PatchCompanion {
   void serve_pending_requests();
 
   void set_return_site_support(ReturnSiteSupport support) { site_support_ = std::move(support); }
+  // Memory the agent may read without a system call (agent::AgentRingHeader::readable): ranges
+  // that stay mapped and readable for the rest of the process's life. At most
+  // agent::kReadableRanges are used.
+  void set_readable_ranges(std::vector<std::pair<uint64_t, uint64_t>> ranges);
   // A thread stopped on the breakpoint that watches the return site `context.address`.
   void return_trapped(const HitContext& context);
   // The thread is gone: its frame stack in the process is freed.
@@ -171,6 +175,8 @@ class JumpEngine final : public PatchCompanion {
   std::map<uint64_t, std::unique_ptr<ReturnSite>> sites_;  // by address: patched or watched
   std::vector<uint64_t> site_table_;                       // our copy of AgentReturnState::sites
   std::map<uint64_t, uint32_t> thread_slots_;              // seen tid -> AgentReturnState slot
+  std::vector<std::pair<uint64_t, uint64_t>> readable_;
+  void write_readable_ranges();
 };
 
 }  // namespace xprobe::probe::engine
