@@ -8,19 +8,24 @@
 #include <string>
 #include <vector>
 
+#include "insn/arch.h"
 #include "probe/fetch_interfaces.h"
 #include "target/memory.h"
 #include "target/registers.h"
 
 namespace xprobe::cli {
 
+// RegisterIds are those of the probed code's architecture (probe/arch_registers.h): for an
+// i386 process, indexes into the 32-bit register block, found in the 64-bit one ptrace fills.
 class PtraceRegisterView final : public probe::RegisterView {
  public:
-  explicit PtraceRegisterView(const target::Registers& registers) : registers_(registers) {}
+  explicit PtraceRegisterView(const target::Registers& registers, insn::Arch arch = insn::Arch::X86_64)
+      : registers_(registers), arch_(arch) {}
   uint64_t read(probe::RegisterId id) const override;
 
  private:
   const target::Registers& registers_;
+  insn::Arch arch_;
 };
 
 // The process's memory as fetch programs read it (untrusted: any address may fail).

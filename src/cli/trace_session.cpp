@@ -108,6 +108,9 @@ class TraceSession {
   // or refusal stops xprobe before anything is planted; later (dlopen, exec) it is reported
   // and that definition is dropped.
   bool plant_pending(bool strict);
+  // Register names, $argN and default types depend on the architecture of the code probed
+  // (an i386 program, or one exec'ed by the program): the definitions are parsed again for it.
+  bool parse_for_arch(insn::Arch arch);
   bool resolve_relocations(probe::ProbeFetchPlan& plan, const std::string& module_path);
   void watch_dynamic_linker();
   // An exec replaces the memory the jump engine's ring is in: a breakpoint on the exec calls
@@ -147,6 +150,7 @@ class TraceSession {
   const TraceOptions& options_;
   std::vector<probe::ProbeDefinition> definitions_;
   std::vector<size_t> pending_;  // indices into definitions_
+  insn::Arch definitions_arch_ = insn::Arch::X86_64;  // what definitions_ were parsed for
   std::unique_ptr<target::Process> process_;
   std::unique_ptr<probe::engine::TrapEngine> engine_;
   std::unique_ptr<probe::engine::JumpEngine> jump_engine_;
@@ -231,9 +235,9 @@ bool TraceSession::check_named_binaries() {
       fmt::print(stderr, "xprobe: '{}': {}\n", definition.command, file.error().message);
       return false;
     }
-    if ((*file)->arch() != insn::Arch::X86_64) {
-      fmt::print(stderr, "xprobe: '{}': {} is an {} object; xprobe traces x86-64 processes\n", definition.command,
-                 binary, insn::arch_name((*file)->arch()));
+    if ((*file)->arch() != insn::Arch::X86_64 && (*file)->arch() != insn::Arch::I386) {
+      fmt::print(stderr, "xprobe: '{}': {} is an {} object; xprobe traces x86-64 and i386 processes\n",
+                 definition.command, binary, insn::arch_name((*file)->arch()));
       return false;
     }
   }
@@ -334,7 +338,29 @@ bool TraceSession::resolve_relocations(probe::ProbeFetchPlan& plan, const std::s
   return true;
 }
 
+bool TraceSession::parse_for_arch(insn::Arch arch) {
+  if (arch == definitions_arch_) return true;
+  probe::ParseOptions parse_options;
+  parse_options.arch = arch;
+  std::vector<probe::ProbeDefinition> reparsed;
+  for (const probe::ProbeDefinition& definition : definitions_) {
+    auto result = probe::parse_definition(definition.command, parse_options);
+    if (!result) {
+      fmt::print(stderr, "xprobe: the process runs {} code:\n{}", insn::arch_name(arch), result.error().render());
+      return false;
+    }
+    reparsed.push_back(std::move(result.value()));
+  }
+  definitions_ = std::move(reparsed);
+  definitions_arch_ = arch;
+  return true;
+}
+
 bool TraceSession::plant_pending(bool strict) {
+  if (!parse_for_arch(engine_->arch())) {
+    pending_.clear();
+    return false;
+  }
   struct Ready {
     size_t definition;
     probe::ResolvedPoint point;
@@ -343,7 +369,7 @@ bool TraceSession::plant_pending(bool strict) {
   std::vector<Ready> ready;
   std::vector<size_t> still_pending;
   bool failed = false;
-  const insn::Arch arch = insn::Arch::X86_64;
+  const insn::Arch arch = engine_->arch();  // of the code the process runs now
   for (size_t index : pending_) {
     const probe::ProbeDefinition& definition = definitions_[index];
     auto resolution = probe::resolve_place(definition, modules_);
@@ -377,8 +403,8 @@ bool TraceSession::plant_pending(bool strict) {
   std::vector<uint64_t> trap_addresses;
   for (size_t i = 0; i < ready.size(); ++i) {
     JumpChoice& choice = jumps[i];
-    if (!jump_engine_ || jumps_demoted_) {
-      choice.why_not = jump_unusable_;
+    if (!jump_engine_ || jumps_demoted_ || arch != insn::Arch::X86_64) {
+      choice.why_not = arch != insn::Arch::X86_64 ? fmt::format("the process is {}", insn::arch_name(arch)) : jump_unusable_;
     } else {
       auto spec = jump_candidate(definitions_[ready[i].definition], ready[i].point, ready[i].plan, modules_, exception_tables_);
       if (!spec) {
@@ -562,12 +588,12 @@ trace::EventRecord TraceSession::fetch_event(const PlantedProbe& probe, const pr
                                              std::optional<uint64_t> return_address,
                                              std::span<const uint64_t> saved_arguments) {
   statistics_.counters(probe.catalog_id).hit();
-  PtraceRegisterView registers(hit.registers);
+  PtraceRegisterView registers(hit.registers, engine_->arch());
   ProcessMemoryReader process_memory(hit.memory);
   // The stack words the programs read come in one batched read.
   probe::PrefetchedMemory memory(process_memory);
   if (probe.plan.stack_words_read != 0) {
-    std::vector<uint8_t> window(probe.plan.stack_words_read * 8u);
+    std::vector<uint8_t> window(probe.plan.stack_words_read * size_t{probe::probe_abi(engine_->arch()).word_size});
     window.resize(process_memory.read_up_to(hit.registers.sp(), window));
     memory.add_block(hit.registers.sp(), std::move(window));
   }
@@ -632,6 +658,10 @@ void TraceSession::start_jump_engine() {
     jump_unusable_ = "--follow-fork traces children with breakpoints only";
     return;
   }
+  if (engine_->arch() != insn::Arch::X86_64) {
+    jump_unusable_ = fmt::format("the process is {} (the jump engine handles x86-64 only)", insn::arch_name(engine_->arch()));
+    return;
+  }
   if (auto usable = probe::engine::JumpEngine::usable(process_->pid()); !usable) {
     jump_unusable_ = usable.error().message;
     return;
@@ -668,7 +698,7 @@ void TraceSession::start_jump_engine() {
 }
 
 std::vector<uint64_t> TraceSession::save_at_entry(const PlantedProbe& probe, const probe::engine::HitContext& context) {
-  PtraceRegisterView registers(context.registers);
+  PtraceRegisterView registers(context.registers, engine_->arch());
   ProcessMemoryReader memory(context.memory);
   return probe::capture_entry_arguments(probe.plan, registers, memory);
 }

@@ -28,6 +28,8 @@ namespace {
 constexpr long kTraceOptions = PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
                                PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT;
 constexpr uint64_t kPageSize = 4096;
+// __USER32_CS of x86-64 Linux: the thread runs 32-bit (i386) code.
+constexpr uint64_t kUser32CodeSegment = 0x23;
 
 std::string errno_text() { return std::strerror(errno); }
 
@@ -886,11 +888,26 @@ Result<int64_t> Process::remote_syscall(pid_t tid, int64_t number, std::span<con
   }
   auto saved = get_registers(tid);
   if (!saved) return saved.error();
+  const bool compat = saved->raw.cs == kUser32CodeSegment;
+  uint64_t call_args[6] = {};
+  std::copy(args.begin(), args.end(), call_args);
+  if (compat) {
+    // The i386 numbers (arch/x86/entry/syscalls/syscall_32.tbl); mmap2 takes its offset in pages.
+    constexpr int64_t kI386Munmap = 91, kI386Mmap2 = 192;
+    if (number == SYS_mmap) {
+      number = kI386Mmap2;
+      call_args[5] /= kPageSize;
+    } else if (number == SYS_munmap) {
+      number = kI386Munmap;
+    } else {
+      return make_error(fmt::format("remote system call {} has no i386 counterpart here", number));
+    }
+  }
   uint64_t stub = syscall_stub_ != 0 ? syscall_stub_ : saved->ip();
   uint8_t original[sizeof kSyscallStub];
   if (syscall_stub_ == 0) {
     if (auto read_back = read(stub, original); !read_back) return read_back.error();
-    if (auto patched = write(stub, kSyscallStub); !patched) return patched.error();
+    if (auto patched = write(stub, compat ? kCompatSyscallStub : kSyscallStub); !patched) return patched.error();
   }
   auto restore_code = [&]() -> Status {
     if (syscall_stub_ == 0) return write(stub, original);
@@ -898,7 +915,9 @@ Result<int64_t> Process::remote_syscall(pid_t tid, int64_t number, std::span<con
   };
   Registers call = *saved;
   unsigned long long* argument_registers[] = {&call.raw.rdi, &call.raw.rsi, &call.raw.rdx, &call.raw.r10, &call.raw.r8, &call.raw.r9};
-  for (size_t i = 0; i < args.size(); ++i) *argument_registers[i] = args[i];
+  // i386: int 0x80 takes ebx, ecx, edx, esi, edi, ebp.
+  unsigned long long* argument_registers32[] = {&call.raw.rbx, &call.raw.rcx, &call.raw.rdx, &call.raw.rsi, &call.raw.rdi, &call.raw.rbp};
+  for (size_t i = 0; i < args.size(); ++i) *(compat ? argument_registers32[i] : argument_registers[i]) = call_args[i];
   call.raw.rax = static_cast<uint64_t>(number);
   call.raw.orig_rax = ~uint64_t{0};  // not in a system call: no restart logic on resume
   call.raw.rip = stub;
@@ -950,7 +969,23 @@ Result<int64_t> Process::remote_syscall(pid_t tid, int64_t number, std::span<con
     pending_.push_back(event);
   }
   if (!after) return after.error();
+  if (compat) {
+    // eax: an address up to 4 GiB, or -errno (-4095..-1).
+    const auto eax = static_cast<uint32_t>(after->raw.rax);
+    if (eax >= static_cast<uint32_t>(-4095)) return static_cast<int64_t>(static_cast<int32_t>(eax));
+    return static_cast<int64_t>(eax);
+  }
   return static_cast<int64_t>(after->raw.rax);
+}
+
+bool Process::runs_32bit_code(pid_t tid) {
+  auto registers = get_registers(tid);
+  return registers && registers->raw.cs == kUser32CodeSegment;
+}
+
+std::span<const uint8_t> Process::syscall_stub_code(pid_t tid) {
+  if (runs_32bit_code(tid)) return kCompatSyscallStub;
+  return kSyscallStub;
 }
 
 Result<int64_t> Process::remote_munmap(pid_t tid, uint64_t address, uint64_t size) {
@@ -958,12 +993,13 @@ Result<int64_t> Process::remote_munmap(pid_t tid, uint64_t address, uint64_t siz
   return remote_syscall(tid, SYS_munmap, args);
 }
 
-Result<uint64_t> Process::remote_mmap_near(pid_t tid, uint64_t near, uint64_t size, int prot, uint64_t reach) {
+Result<uint64_t> Process::remote_mmap_near(pid_t tid, uint64_t near, uint64_t size, int prot, uint64_t reach,
+                                           uint64_t highest_end) {
   auto layout = maps();
   if (!layout) return layout.error();
   size = (size + kPageSize - 1) & ~(kPageSize - 1);
   constexpr uint64_t kLowest = 0x10000;
-  constexpr uint64_t kHighest = 0x7ffffffff000;
+  const uint64_t highest = highest_end != 0 ? std::min<uint64_t>(highest_end, 0x7ffffffff000) : 0x7ffffffff000;
   constexpr uint64_t kGuard = 16 * kPageSize;  // keep clear of neighbours (heap growth, stack guard)
   std::vector<uint64_t> candidates;
   uint64_t previous_end = kLowest;
@@ -975,11 +1011,12 @@ Result<uint64_t> Process::remote_mmap_near(pid_t tid, uint64_t near, uint64_t si
     candidates.push_back(pick);
   };
   for (const MapEntry& entry : *layout) {
+    if (highest_end != 0 && entry.start >= highest) break;  // nothing above is reachable
     if (entry.start > previous_end) consider_gap(previous_end, entry.start);
     // Growth room after the heap belongs to brk.
     previous_end = std::max(previous_end, entry.path == "[heap]" ? entry.end + (64 << 20) : entry.end);
   }
-  consider_gap(previous_end, kHighest);
+  consider_gap(previous_end, highest);
   auto distance = [&](uint64_t start) {
     uint64_t far_end = start + size;
     uint64_t a = start > near ? start - near : near - start;

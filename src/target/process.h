@@ -115,16 +115,23 @@ class Process final : public Memory {
 
   // Runs system call `number` in thread `tid` (all threads must be stopped) and returns its
   // raw result (a negative errno on failure). The thread's registers are restored after.
+  // `number` is x86-64's; in a thread running 32-bit code (an i386 program) it runs through
+  // int 0x80 with the i386 calling convention, for the calls that have an i386 counterpart
+  // here (mmap as mmap2, munmap), an error for others.
   Result<int64_t> remote_syscall(pid_t tid, int64_t number, std::span<const uint64_t> args);
   // Maps `size` bytes (anonymous, private, `prot`) at an address such that the whole area is
-  // within `reach` bytes of `near` (for rel32 jumps between code and slots).
-  Result<uint64_t> remote_mmap_near(pid_t tid, uint64_t near, uint64_t size, int prot, uint64_t reach);
+  // within `reach` bytes of `near` (for rel32 jumps between code and slots) and, unless
+  // `highest_end` is 0, ends at or below `highest_end` (32-bit code reaches only 4 GiB).
+  Result<uint64_t> remote_mmap_near(pid_t tid, uint64_t near, uint64_t size, int prot, uint64_t reach,
+                                    uint64_t highest_end = 0);
   Result<int64_t> remote_munmap(pid_t tid, uint64_t address, uint64_t size);
   // An executable address holding `syscall; int3`, used by remote_syscall instead of patching
   // the code at the thread's rip (set by whoever owns an executable area in the target).
   void set_syscall_stub(uint64_t address) { syscall_stub_ = address; }
   static constexpr uint8_t kSyscallStub[3] = {0x0f, 0x05, 0xcc};
-
+  static constexpr uint8_t kCompatSyscallStub[3] = {0xcd, 0x80, 0xcc};  // int 0x80; int3 (32-bit code)
+  // The stub for the code thread `tid` runs (64- or 32-bit).
+  std::span<const uint8_t> syscall_stub_code(pid_t tid);
   // Called when a thread stops on its way out (PTRACE_EVENT_EXIT), memory still in place.
   void set_exit_observer(std::function<void(pid_t)> observer) { exit_observer_ = std::move(observer); }
 
@@ -147,6 +154,7 @@ class Process final : public Memory {
   // The ptrace event (PTRACE_EVENT_*) of the stop `tid` is in; 0 for a signal-delivery-stop.
   int stop_event(pid_t tid) const;
   bool usable_for_remote_call(pid_t tid) const;
+  bool runs_32bit_code(pid_t tid);
   Status settle_for_remote_call(pid_t tid);
 
   pid_t pid_;

@@ -249,9 +249,28 @@ TEST(BranchSimTest, RefusesWhatItDoesNotModel) {
   auto call16 = relative(FlowKind::Call, 0xe8, 0x1000, 4, 0x2000);
   call16.prefixes.operand_size = true;
   EXPECT_FALSE(can_emulate(call16));
-  auto jmp32 = relative(FlowKind::Jmp, 0xe9, 0x1000, 5, 0x2000);
-  jmp32.mode = insn::x86::Mode::Protected32;
-  EXPECT_FALSE(can_emulate(jmp32));
+  // 32-bit code with an operand-size prefix branches to a 16-bit ip: not modelled.
+  auto jmp16 = relative(FlowKind::Jmp, 0xe9, 0x1000, 4, 0x2000);
+  jmp16.mode = insn::x86::Mode::Protected32;
+  jmp16.prefixes.operand_size = true;
+  EXPECT_FALSE(can_emulate(jmp16));
+}
+
+TEST(BranchSimTest, ThirtyTwoBitCallPushesFourBytesAndWrapsAtFourGiB) {
+  FakeMemory memory;
+  X86Regs regs;
+  regs.gpr[kRsp] = 0x7000;
+  memory.put64(0x6ff8, 0x1111111111111111);
+  // call at 0xfffffff0 whose target wrapped past 4 GiB (the decoder truncates to 32 bits).
+  auto call32 = relative(FlowKind::Call, 0xe8, 0xfffffff0, 5, 0x10);
+  call32.mode = insn::x86::Mode::Protected32;
+  ASSERT_TRUE(can_emulate(call32));
+  auto next = emulate(call32, 0xfffffff0, regs, memory);
+  ASSERT_TRUE(next) << next.error().message;
+  EXPECT_EQ(next->rip, 0x10u);
+  EXPECT_EQ(next->gpr[kRsp], 0x6ffcu);
+  // Four bytes pushed, the next address 0xfffffff5; the word below is untouched.
+  EXPECT_EQ(memory.get64(0x6ff8), 0xfffffff511111111u);
 }
 
 }  // namespace

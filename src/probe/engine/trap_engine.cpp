@@ -7,17 +7,12 @@
 
 #include <fmt/format.h>
 
-#include "arch/x86/probe_support/abi.h"
-#include "arch/x86/probe_support/breakpoint.h"
-#include "arch/x86/probe_support/execution_plan.h"
-#include "sim/x86/branch_sim.h"
-#include "support/hex.h"
+#include "arch/x86/probe_support/x86_probe_arch.h"
 
 #include <sys/syscall.h>
 
 namespace xprobe::probe::engine {
 
-namespace ax86 = arch::x86;
 using target::Process;
 using target::StopEvent;
 using target::StopKind;
@@ -25,9 +20,7 @@ using target::StopKind;
 struct TrapEngine::Site {
   uint64_t address = 0;
   bool planted = false;
-  std::vector<uint8_t> bytes;  // the original instruction
-  insn::x86::X86Insn insn;
-  ax86::ExecutionPath path = ax86::ExecutionPath::Refused;
+  std::unique_ptr<arch::ProbedInstruction> insn;  // the original instruction, how to get past it
   uint64_t slot = 0;
   std::vector<ProbeId> hooks;   // probes and internal breakpoints, oldest first
   uint32_t return_waiters = 0;  // shadow-stack frames that return here
@@ -52,24 +45,16 @@ struct TrapEngine::Probe {
 namespace {
 
 constexpr uint64_t kAreaSize = 64 * 1024;
-constexpr uint64_t kLongestRetPop = 8 + 0xffff;  // ret imm16
 
-class SimMemoryOver final : public sim::x86::SimMemory {
+class ProbeMemoryOver final : public arch::ProbeMemory {
  public:
-  explicit SimMemoryOver(target::Memory& memory) : memory_(memory) {}
+  explicit ProbeMemoryOver(target::Memory& memory) : memory_(memory) {}
   Status read(uint64_t address, std::span<uint8_t> bytes) override { return memory_.read(address, bytes); }
   Status write(uint64_t address, std::span<const uint8_t> bytes) override { return memory_.write(address, bytes); }
 
  private:
   target::Memory& memory_;
 };
-
-insn::x86::DecodeStatus default_decode(std::span<const uint8_t> bytes, uint64_t address, insn::x86::X86Insn& out) {
-  insn::x86::DecoderConfig config;
-  config.mode = insn::x86::Mode::Long64;
-  config.vendor = insn::x86::host_vendor();
-  return insn::x86::decode(bytes, address, config, out);
-}
 
 bool threads_running(const Process& process) {
   for (const auto& [tid, state] : process.threads()) {
@@ -81,41 +66,55 @@ bool threads_running(const Process& process) {
 }  // namespace
 
 TrapEngine::TrapEngine(Process& process, EngineOptions options) : process_(process), options_(std::move(options)) {
-  if (!options_.decode) options_.decode = default_decode;
+  select_arch();
+}
+
+void TrapEngine::select_arch() {
+  insn::Arch code = insn::Arch::X86_64;
+  if (pid_t tid = process_.any_stopped_thread(); tid != 0) {
+    if (auto registers = process_.get_registers(tid)) code = arch::thread_arch(registers->raw);
+  }
+  if (options_.decode && code == insn::Arch::X86_64) {
+    owned_arch_ = arch::x86::make_probe_arch(code, options_.decode);
+    arch_ = owned_arch_.get();
+    return;
+  }
+  auto chosen = arch::probe_arch(code);
+  arch_ = chosen ? *chosen : nullptr;
+  arch_refusal_ = chosen ? std::string() : chosen.error().message;
 }
 
 TrapEngine::~TrapEngine() {
   if (!detached_) (void)detach();
 }
 
-Result<insn::x86::X86Insn> TrapEngine::decode_at(uint64_t address, std::vector<uint8_t>& bytes) {
-  uint8_t buffer[16] = {};
+Result<std::unique_ptr<arch::ProbedInstruction>> TrapEngine::decode_at(uint64_t address) {
+  std::vector<uint8_t> buffer(arch_->longest_instruction() + 1);
   target::ReadRequest request{address, buffer, 0};
   if (auto read = process_.read_batch(std::span<target::ReadRequest>(&request, 1)); !read) return read.error();
   if (request.copied == 0) return make_error(fmt::format("cannot read code at 0x{:x}", address));
   // Our own breakpoints must not be decoded as part of the instruction.
   for (auto it = sites_.lower_bound(address); it != sites_.end() && it->first < address + request.copied; ++it) {
-    if (it->second->planted) buffer[it->first - address] = it->second->bytes[0];
+    if (!it->second->planted) continue;
+    const std::vector<uint8_t>& original = it->second->insn->bytes();
+    const size_t covered = std::min(arch_->breakpoint().size(), original.size());
+    for (size_t i = 0; i < covered && it->first + i < address + request.copied; ++i) {
+      buffer[it->first - address + i] = original[i];
+    }
   }
-  insn::x86::X86Insn insn;
-  auto status = options_.decode(std::span<const uint8_t>(buffer, request.copied), address, insn);
-  if (status != insn::x86::DecodeStatus::Ok) {
-    return make_error(fmt::format("Unknown instruction: {}",
-                                  format_hex_bytes(std::span<const uint8_t>(buffer, request.copied))));
-  }
-  bytes.assign(buffer, buffer + insn.length);
-  return insn;
+  return arch_->plan(std::span<const uint8_t>(buffer.data(), request.copied), address);
 }
 
 Result<uint64_t> TrapEngine::allocate_slot(uint64_t near, pid_t tid) {
+  const arch::SlotLayout layout = arch_->slot_layout();
   auto within = [&](const SlotArea& area) {
     uint64_t low = std::min(area.start, near), high = std::max(area.start + area.size, near);
-    return high - low <= ax86::kSlotReach;
+    return high - low <= layout.reach && (layout.highest_end == 0 || area.start + area.size <= layout.highest_end);
   };
   for (SlotArea& area : areas_) {
-    if (within(area) && area.used + ax86::kSlotSize <= area.size) {
+    if (within(area) && area.used + layout.slot_size <= area.size) {
       uint64_t slot = area.start + area.used;
-      area.used += ax86::kSlotSize;
+      area.used += layout.slot_size;
       return slot;
     }
   }
@@ -127,7 +126,8 @@ Result<uint64_t> TrapEngine::allocate_slot(uint64_t near, pid_t tid) {
     tid = process_.thread_for_remote_call();
   }
   if (tid == 0) return make_error(fmt::format("no thread of process {} can map the slot area (it is exiting)", process_.pid()));
-  auto start = process_.remote_mmap_near(tid, near, kAreaSize, PROT_READ | PROT_EXEC, ax86::kSlotReach - kAreaSize);
+  auto start = process_.remote_mmap_near(tid, near, kAreaSize, PROT_READ | PROT_EXEC, layout.reach - kAreaSize,
+                                         layout.highest_end);
   if (resume_others) {
     if (auto resumed = process_.resume_all(current_tid_); !resumed) return resumed.error();
   }
@@ -145,14 +145,14 @@ Result<uint64_t> TrapEngine::allocate_slot(uint64_t near, pid_t tid) {
     if (!mapped || static_cast<uint64_t>(*mapped) != *start) {
       return make_error(fmt::format("cannot map the slot area at 0x{:x} in followed child {} too", *start, pid));
     }
-    if (auto written = child->write(*start, Process::kSyscallStub); !written) return written.error();
+    if (auto written = child->write(*start, child->syscall_stub_code(child_tid)); !written) return written.error();
     child->set_syscall_stub(*start);
     (void)child->resume_all();
   }
-  if (auto written = process_.write(*start, Process::kSyscallStub); !written) return written.error();
+  if (auto written = process_.write(*start, process_.syscall_stub_code(tid)); !written) return written.error();
   process_.set_syscall_stub(*start);
-  areas_.push_back(SlotArea{*start, kAreaSize, 2 * ax86::kSlotSize});
-  return *start + ax86::kSlotSize;
+  areas_.push_back(SlotArea{*start, kAreaSize, 2 * layout.slot_size});
+  return *start + layout.slot_size;
 }
 
 Result<TrapEngine::Site*> TrapEngine::site_for(uint64_t address) {
@@ -167,22 +167,20 @@ Result<TrapEngine::Site*> TrapEngine::site_for(uint64_t address) {
     return make_error(fmt::format("Could not insert probe at address 0x{:x} due to: {}", address, why));
   };
   if (companion_ && companion_->covers(address)) return fail("the address lies in the bytes of a jump-optimized probe");
+  if (!arch_) return fail(arch_refusal_);
   auto site = std::make_unique<Site>();
   site->address = address;
-  auto insn = decode_at(address, site->bytes);
+  auto insn = decode_at(address);
   if (!insn) return fail(insn.error().message);
-  site->insn = *insn;
-  auto plan = ax86::plan_execution(site->insn);
-  if (plan.path == ax86::ExecutionPath::Refused) return fail(plan.reason);
-  site->path = plan.path;
-  bool is_call = site->insn.flow == insn::x86::FlowKind::Call || site->insn.flow == insn::x86::FlowKind::IndirectCall;
-  if (plan.path == ax86::ExecutionPath::Emulate && is_call && target::uses_shadow_stack(process_.pid())) {
+  site->insn = std::move(*insn);
+  const arch::StepPath path = site->insn->path();
+  if (path == arch::StepPath::Emulate && site->insn->is_call() && target::uses_shadow_stack(process_.pid())) {
     return fail("the process uses a CET shadow stack, so a call cannot be emulated (the return would fault)");
   }
-  if (plan.path == ax86::ExecutionPath::OutOfLine) {
+  if (path == arch::StepPath::OutOfLine) {
     auto slot = allocate_slot(address, current_tid_);
     if (!slot) return fail(slot.error().message);
-    auto code = ax86::build_slot(site->bytes, site->insn, address, *slot);
+    auto code = site->insn->slot_code(*slot);
     if (!code) return fail(code.error().message);
     auto slot_address = *slot;
     if (auto written = for_each_address_space([&](Process& p) { return p.write(slot_address, *code); }); !written) {
@@ -213,7 +211,7 @@ Status TrapEngine::for_each_address_space(const std::function<Status(Process&)>&
 }
 
 Status TrapEngine::plant(Site& site) {
-  const uint8_t breakpoint[] = {ax86::kBreakpointByte};
+  const std::span<const uint8_t> breakpoint = arch_->breakpoint();
   if (auto written = for_each_address_space([&](Process& p) { return p.write(site.address, breakpoint); }); !written) {
     return written;
   }
@@ -228,9 +226,10 @@ Status TrapEngine::unplant(Site& site) {
   retired_.insert(site.address);
   return for_each_address_space([&](Process& p) -> Status {
     // A program that rewrote its own code over our breakpoint keeps what it wrote.
-    uint8_t now = 0;
-    if (!p.read(site.address, std::span<uint8_t>(&now, 1)) || now != ax86::kBreakpointByte) return {};
-    return p.write(site.address, std::span<const uint8_t>(site.bytes.data(), 1));
+    const std::span<const uint8_t> breakpoint = arch_->breakpoint();
+    std::vector<uint8_t> now(breakpoint.size());
+    if (!p.read(site.address, now) || !std::equal(now.begin(), now.end(), breakpoint.begin())) return {};
+    return p.write(site.address, site.insn->bytes_under_breakpoint(breakpoint.size()));
   });
 }
 
@@ -242,15 +241,6 @@ void TrapEngine::release_site_if_unused(uint64_t address) {
 }
 
 Result<ProbeId> TrapEngine::add_probe(ProbeSpec spec) {
-  if (pid_t tid = process_.any_stopped_thread(); tid != 0) {
-    auto registers = process_.get_registers(tid);
-    constexpr uint64_t kCompatibilityCodeSegment = 0x23;  // a 32-bit process under a 64-bit kernel
-    if (registers && registers->raw.cs == kCompatibilityCodeSegment) {
-      return make_error(fmt::format("Could not insert probe at address 0x{:x} due to: process {} runs 32-bit code, "
-                                    "which the x86-64 trap engine does not handle",
-                                    spec.address, process_.pid()));
-    }
-  }
   auto site = site_for(spec.address);
   if (!site) return site.error();
   ProbeId id = next_id_++;
@@ -325,7 +315,7 @@ void TrapEngine::discard_frames_below(pid_t tid, uint64_t rsp) {
 void TrapEngine::return_site_hit(pid_t tid, uint64_t address, target::Registers& registers, const HitContext& context) {
   auto stack = shadow_stacks_.find(tid);
   if (stack == shadow_stacks_.end()) return;
-  uint64_t rsp = registers.sp();
+  uint64_t rsp = sp(registers);
   // Innermost frames are at the back. Every frame entered below the current rsp is over;
   // the outermost of those is the one returning now, the others were unwound past.
   std::optional<Frame> returning;
@@ -335,7 +325,7 @@ void TrapEngine::return_site_hit(pid_t tid, uint64_t address, target::Registers&
     stack->second.pop_back();
   }
   if (!returning) return;
-  bool matches = returning->return_address == address && rsp - returning->entry_rsp <= kLongestRetPop;
+  bool matches = returning->return_address == address && rsp - returning->entry_rsp <= arch_->longest_return_pop();
   if (matches) {
     auto probe = probes_.find(returning->probe);
     if (probe != probes_.end() && !probe->second->removed) {
@@ -349,18 +339,15 @@ void TrapEngine::return_site_hit(pid_t tid, uint64_t address, target::Registers&
 }
 
 Status TrapEngine::resume_past(Process& process, pid_t tid, Site& site, target::Registers& registers) {
-  if (site.path == ax86::ExecutionPath::OutOfLine) {
-    registers.set_ip(site.slot);
+  if (site.insn->path() == arch::StepPath::OutOfLine) {
+    set_ip(registers, site.slot);
   } else {
-    SimMemoryOver memory(process);
-    auto next = sim::x86::emulate(site.insn, site.address, ax86::to_sim(registers.raw), memory);
-    if (!next) {
+    ProbeMemoryOver memory(process);
+    if (!site.insn->emulate(registers.raw, memory)) {
       // Cannot happen for a planned instruction unless its memory operand is bad; let the
       // original instruction run (and fault) exactly as it would untraced.
       (void)unplant(site);
-      registers.set_ip(site.address);
-    } else {
-      ax86::from_sim(*next, registers.raw);
+      set_ip(registers, site.address);
     }
   }
   if (auto set = process.set_registers(tid, registers); !set) return set;
@@ -374,11 +361,12 @@ Status TrapEngine::handle_trap(Process& process, const StopEvent& event, bool re
   if (found == sites_.end() || !found->second->planted) {
     if (retired_.count(address)) {
       // Our breakpoint, removed after this thread had already trapped on it.
-      uint8_t now = 0;
-      if (process.read(address, std::span<uint8_t>(&now, 1)) && now != ax86::kBreakpointByte) {
+      const std::span<const uint8_t> breakpoint = arch_->breakpoint();
+      std::vector<uint8_t> now(breakpoint.size());
+      if (process.read(address, now) && !std::equal(now.begin(), now.end(), breakpoint.begin())) {
         auto registers = process.get_registers(tid);
         if (!registers) return registers.error();
-        registers->set_ip(address);
+        set_ip(*registers, address);
         if (auto set = process.set_registers(tid, *registers); !set) return set;
         return process.resume(tid);
       }
@@ -388,12 +376,12 @@ Status TrapEngine::handle_trap(Process& process, const StopEvent& event, bool re
   Result<target::Registers> registers = event.has_registers ? Result<target::Registers>(event.registers)
                                                              : process.get_registers(tid);
   if (!registers) return registers.error();
-  registers->set_ip(address);
+  set_ip(*registers, address);
   // Until it is resumed, the thread sits one byte into the probed instruction: should anything
   // end tracing before that (a detach from a callback, an error), the detach puts it back.
   unresumed_traps_[tid] = address;
   if (auto replay = replays_.find(tid); replay != replays_.end()) {
-    if (replay->second == std::make_pair(address, registers->sp())) report = false;
+    if (replay->second == std::make_pair(address, sp(*registers))) report = false;
     replays_.erase(replay);
   }
   if (report) {
@@ -418,15 +406,16 @@ Status TrapEngine::handle_trap(Process& process, const StopEvent& event, bool re
         ++probe.stats.misses;
         continue;
       }
-      uint64_t return_address = 0;
-      if (!process.read(registers->sp(), std::span<uint8_t>(reinterpret_cast<uint8_t*>(&return_address), 8))) {
+      ProbeMemoryOver memory(process);
+      auto return_address = arch_->return_address_at_entry(registers->raw, memory);
+      if (!return_address) {
         ++probe.stats.misses;
         continue;
       }
       // Frames entered at or below this rsp are over (a live caller's frame lies above);
       // dropping them may unplant a return site, so that comes before planting ours.
-      discard_frames_below(tid, registers->sp() + 1);
-      auto return_site = site_for(return_address);
+      discard_frames_below(tid, sp(*registers) + 1);
+      auto return_site = site_for(*return_address);
       if (!return_site) {
         ++probe.stats.misses;
         continue;
@@ -434,8 +423,8 @@ Status TrapEngine::handle_trap(Process& process, const StopEvent& event, bool re
       Frame frame;
       frame.probe = id;
       frame.function = address;
-      frame.return_address = return_address;
-      frame.entry_rsp = registers->sp();
+      frame.return_address = *return_address;
+      frame.entry_rsp = sp(*registers);
       if (probe.spec.save_at_entry) frame.saved = probe.spec.save_at_entry(context);
       ++(*return_site)->return_waiters;
       ++probe.active;
@@ -456,7 +445,7 @@ Status TrapEngine::handle_trap(Process& process, const StopEvent& event, bool re
 
 const TrapEngine::Site* TrapEngine::site_of_slot_ip(uint64_t ip) const {
   for (const auto& [address, site] : sites_) {
-    if (site->slot != 0 && ip >= site->slot && ip < site->slot + ax86::kSlotSize) return site.get();
+    if (site->slot != 0 && ip >= site->slot && ip < site->slot + arch_->slot_layout().slot_size) return site.get();
   }
   return nullptr;
 }
@@ -464,14 +453,14 @@ const TrapEngine::Site* TrapEngine::site_of_slot_ip(uint64_t ip) const {
 Status TrapEngine::move_thread_out_of_slot(Process& process, pid_t tid, bool remember_replay) {
   auto registers = process.get_registers(tid);
   if (!registers) return {};
-  const Site* site = site_of_slot_ip(registers->ip());
+  const Site* site = site_of_slot_ip(ip(*registers));
   if (!site) return {};
-  uint64_t original = ax86::original_address_for_slot_ip(registers->ip(), site->slot, site->address, site->insn.length);
+  uint64_t original = site->insn->original_address_for_slot_ip(ip(*registers), site->slot);
   if (original == 0) return {};
   // Back at the probed address the thread will trap there again once the handler returns:
   // that is the same hit, not a new one.
-  if (remember_replay && original == site->address) replays_[tid] = {site->address, registers->sp()};
-  registers->set_ip(original);
+  if (remember_replay && original == site->address) replays_[tid] = {site->address, sp(*registers)};
+  set_ip(*registers, original);
   return process.set_registers(tid, *registers);
 }
 
@@ -480,11 +469,11 @@ Status TrapEngine::move_out_of_slots(Process& process) {
     if (state != target::ThreadState::Stopped) continue;
     auto registers = process.get_registers(tid);
     if (!registers) continue;
-    const Site* site = site_of_slot_ip(registers->ip());
+    const Site* site = site_of_slot_ip(ip(*registers));
     if (!site) continue;
-    uint64_t original = ax86::original_address_for_slot_ip(registers->ip(), site->slot, site->address, site->insn.length);
+    uint64_t original = site->insn->original_address_for_slot_ip(ip(*registers), site->slot);
     if (original == 0) continue;
-    registers->set_ip(original);
+    set_ip(*registers, original);
     if (auto set = process.set_registers(tid, *registers); !set) return set;
   }
   return {};
@@ -508,7 +497,7 @@ Status TrapEngine::on_fork(const StopEvent& event) {
   // forking thread may sit in a slot (fork executed out of line); the slot area is copied
   // too, and its jmp leads back to the original code.
   for (auto& [address, site] : sites_) {
-    if (site->planted) (void)(*child)->write(address, std::span<const uint8_t>(site->bytes.data(), 1));
+    if (site->planted) (void)(*child)->write(address, site->insn->bytes_under_breakpoint(arch_->breakpoint().size()));
   }
   if (companion_) (void)companion_->restore_in(**child);
   (void)move_out_of_slots(**child);
@@ -604,6 +593,7 @@ Status TrapEngine::on_exec() {
     probe->active = 0;
   }
   process_.set_syscall_stub(0);
+  select_arch();  // a 64-bit program may exec a 32-bit one, and back
   if (exec_handler_) exec_handler_(*this);
   return {};
 }
@@ -681,8 +671,8 @@ Status TrapEngine::detach_one(Process& process) {
   for (const auto& [tid, address] : unresumed_traps_) {
     if (!process.owns(tid)) continue;
     auto registers = process.get_registers(tid);
-    if (registers && registers->ip() == address + 1) {
-      registers->set_ip(address);
+    if (registers && ip(*registers) == address + arch_->breakpoint().size()) {
+      set_ip(*registers, address);
       (void)process.set_registers(tid, *registers);
     }
   }
@@ -694,7 +684,7 @@ Status TrapEngine::detach_one(Process& process) {
           // A hit not handled yet: undo the trap, the original instruction will run.
           auto registers = process.get_registers(event.tid);
           if (registers) {
-            registers->set_ip(event.address);
+            set_ip(*registers, event.address);
             (void)process.set_registers(event.tid, *registers);
           }
         } else {

@@ -1,11 +1,12 @@
 #pragma once
 // The breakpoint ("trap") engine: int3 at every probe address, one stop per hit, the
 // probed instruction executed out of line in a slot or emulated (see
-// arch/x86/probe_support/execution_plan.h for which), return probes with a per-thread
+// arch/x86/probe_support/execution_plan.h for which; everything architecture-specific comes
+// from arch/probe_arch.h, chosen per process), return probes with a per-thread
 // shadow stack.
 //
 // Return probes do NOT replace the return address on the stack. On entry the engine reads
-// the return address R at [rsp], pushes {probe, R, rsp} on the thread's shadow stack and
+// the return address R (at [rsp] on x86), pushes {probe, R, rsp} on the thread's shadow stack and
 // makes sure a breakpoint sits at R (the instruction after the call, shared by all frames
 // returning there). When a thread stops at R, every shadow entry with an entry rsp below the
 // current rsp belongs to a frame that is gone; the one nearest the current rsp with return
@@ -26,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "arch/probe_arch.h"
 #include "insn/x86/decoder.h"
 #include "probe/engine/patch_companion.h"
 #include "support/result.h"
@@ -76,7 +78,8 @@ struct EngineOptions {
   // child gets every breakpoint removed and is detached at once. A followed child is
   // detached when it execs (its new image is not resolved again).
   bool follow_fork = false;
-  // Decodes one instruction; the default is insn::x86::decode for 64-bit code on this host.
+  // Decodes one instruction of an x86-64 process (tests substitute an oracle); the default is
+  // the ProbeArch of the code the process runs (arch/probe_arch.h), chosen again at exec.
   std::function<insn::x86::DecodeStatus(std::span<const uint8_t>, uint64_t, insn::x86::X86Insn&)> decode;
 };
 
@@ -120,6 +123,8 @@ class TrapEngine {
   Status detach();
 
   target::Process& process() { return process_; }
+  // The architecture of the code the probes go into (x86-64 or i386).
+  insn::Arch arch() const { return arch_ ? arch_->arch() : insn::Arch::X86_64; }
 
   // Another engine's code patches in this process (the jump engine): told when to drain
   // and when to undo them; no breakpoint is ever planted inside them.
@@ -153,10 +158,19 @@ class TrapEngine {
   Status move_out_of_slots(target::Process& process);
   Status move_thread_out_of_slot(target::Process& process, pid_t tid, bool remember_replay);
   const Site* site_of_slot_ip(uint64_t ip) const;
-  Result<insn::x86::X86Insn> decode_at(uint64_t address, std::vector<uint8_t>& bytes);
+  Result<std::unique_ptr<arch::ProbedInstruction>> decode_at(uint64_t address);
+  void select_arch();
+  uint64_t ip(const target::Registers& registers) const { return arch_->instruction_pointer(registers.raw); }
+  uint64_t sp(const target::Registers& registers) const { return arch_->stack_pointer(registers.raw); }
+  void set_ip(target::Registers& registers, uint64_t value) const { arch_->set_instruction_pointer(registers.raw, value); }
 
   target::Process& process_;
   EngineOptions options_;
+  // What is specific to the architecture of the code the process runs: everything the engine
+  // knows of instructions, breakpoints and registers comes from here.
+  const arch::ProbeArch* arch_ = nullptr;
+  std::unique_ptr<arch::ProbeArch> owned_arch_;  // arch_ when EngineOptions::decode replaced the decoder
+  std::string arch_refusal_;                     // why there is no arch_
   std::map<uint64_t, std::unique_ptr<Site>> sites_;
   std::map<ProbeId, std::unique_ptr<Probe>> probes_;
   std::map<pid_t, std::vector<Frame>> shadow_stacks_;

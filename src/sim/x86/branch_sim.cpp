@@ -12,21 +12,26 @@ using insn::x86::Mode;
 using insn::x86::OpcodeMap;
 using insn::x86::X86Insn;
 
-Status push(X86Regs& regs, uint64_t value, SimMemory& memory) {
-  uint64_t sp = regs.gpr[kRsp] - 8;
+// 32-bit code pushes, pops and addresses 4-byte words and wraps at 4 GiB.
+bool is32(const X86Insn& insn) { return insn.mode == Mode::Protected32; }
+unsigned word_bytes(const X86Insn& insn) { return is32(insn) ? 4 : 8; }
+uint64_t address_mask(const X86Insn& insn) { return is32(insn) ? 0xffffffffu : ~uint64_t{0}; }
+
+Status push(X86Regs& regs, uint64_t value, unsigned width, uint64_t mask, SimMemory& memory) {
+  uint64_t sp = (regs.gpr[kRsp] - width) & mask;
   uint8_t bytes[8];
   std::memcpy(bytes, &value, 8);
-  if (auto written = memory.write(sp, bytes); !written) {
+  if (auto written = memory.write(sp, std::span<const uint8_t>(bytes, width)); !written) {
     return make_error(fmt::format("cannot push the return address at 0x{:x}: {}", sp, written.error().message));
   }
   regs.gpr[kRsp] = sp;
   return {};
 }
 
-Result<uint64_t> read_u64(uint64_t address, SimMemory& memory) {
-  uint8_t bytes[8];
-  if (auto got = memory.read(address, bytes); !got) {
-    return make_error(fmt::format("cannot read 8 bytes at 0x{:x}: {}", address, got.error().message));
+Result<uint64_t> read_word(uint64_t address, unsigned width, SimMemory& memory) {
+  uint8_t bytes[8] = {};
+  if (auto got = memory.read(address, std::span<uint8_t>(bytes, width)); !got) {
+    return make_error(fmt::format("cannot read {} bytes at 0x{:x}: {}", width, address, got.error().message));
   }
   uint64_t value = 0;
   std::memcpy(&value, bytes, 8);
@@ -41,11 +46,11 @@ bool is_indirect_near(const X86Insn& insn) {
 Result<uint64_t> indirect_target(const X86Insn& insn, uint64_t pc, const X86Regs& regs, SimMemory& memory) {
   if (insn.modrm_mod() == 3) {
     uint8_t index = static_cast<uint8_t>(insn.modrm_rm() | ((insn.rex & 1) << 3));
-    return regs.gpr[index];
+    return regs.gpr[index] & address_mask(insn);
   }
   auto address = effective_address(insn, pc, regs);
   if (!address) return address.error();
-  return read_u64(*address, memory);
+  return read_word(*address, word_bytes(insn), memory);
 }
 
 }  // namespace
@@ -82,20 +87,23 @@ Result<uint64_t> effective_address(const X86Insn& insn, uint64_t pc, const X86Re
       uint8_t base = static_cast<uint8_t>((insn.sib & 7) | ((insn.rex & 1) << 3));
       if (index != 4) address += regs.gpr[index] << scale;
       if (!((insn.sib & 7) == 5 && mod == 0)) address += regs.gpr[base];
-    } else {
+    } else if (!(mod == 0 && rm == 5)) {  // 32-bit mode: mod 0, rm 5 is a bare disp32
       uint8_t base = static_cast<uint8_t>(rm | ((insn.rex & 1) << 3));
       address += regs.gpr[base];
     }
     address += static_cast<uint64_t>(insn.disp);
   }
-  if (insn.prefixes.address_size) address &= 0xffffffffu;
+  if (insn.prefixes.address_size || is32(insn)) address &= 0xffffffffu;
   if (insn.prefixes.segment == 0x64) address += regs.fs_base;
   if (insn.prefixes.segment == 0x65) address += regs.gs_base;
   return address;
 }
 
 bool can_emulate(const X86Insn& insn) {
-  if (insn.mode != Mode::Long64) return false;
+  // 32-bit code: an operand-size prefix makes a branch 16-bit (ip truncated to 16 bits) and
+  // an address-size prefix makes addressing 16-bit (other ModRM meanings, cx counting):
+  // neither appears in compiled code, so neither is emulated.
+  if (is32(insn) && (insn.prefixes.operand_size || insn.prefixes.address_size)) return false;
   switch (insn.flow) {
     case FlowKind::Jmp:
     case FlowKind::Jcc:
@@ -120,9 +128,11 @@ bool can_emulate(const X86Insn& insn) {
 Result<X86Regs> emulate(const X86Insn& insn, uint64_t pc, const X86Regs& regs, SimMemory& memory) {
   if (!can_emulate(insn)) return make_error(fmt::format("cannot emulate the instruction at 0x{:x}", pc));
   X86Regs out = regs;
-  uint64_t next = pc + insn.length;
+  const unsigned width = word_bytes(insn);
+  const uint64_t mask = address_mask(insn);
+  uint64_t next = (pc + insn.length) & mask;
   // rel_target is relative to where the decoder was told the instruction is.
-  uint64_t target = insn.rel_target - insn.address + pc;
+  uint64_t target = (insn.rel_target - insn.address + pc) & mask;
   switch (insn.flow) {
     case FlowKind::Jmp:
       out.rip = target;
@@ -131,15 +141,16 @@ Result<X86Regs> emulate(const X86Insn& insn, uint64_t pc, const X86Regs& regs, S
       out.rip = condition_holds(static_cast<uint8_t>(insn.opcode & 0x0f), regs.rflags) ? target : next;
       break;
     case FlowKind::Call:
-      if (auto pushed = push(out, next, memory); !pushed) return pushed.error();
+      if (auto pushed = push(out, next, width, mask, memory); !pushed) return pushed.error();
       out.rip = target;
       break;
     case FlowKind::Loop: {
       bool taken = false;
+      const uint64_t counter_mask = insn.prefixes.address_size ? 0xffffffffu : mask;
       if (insn.opcode == 0xe3) {
-        taken = insn.prefixes.address_size ? (regs.gpr[kRcx] & 0xffffffffu) == 0 : regs.gpr[kRcx] == 0;
+        taken = (regs.gpr[kRcx] & counter_mask) == 0;
       } else {
-        out.gpr[kRcx] = regs.gpr[kRcx] - 1;
+        out.gpr[kRcx] = (regs.gpr[kRcx] - 1) & mask;
         bool zf = regs.rflags & flag::kZero;
         taken = out.gpr[kRcx] != 0;
         if (insn.opcode == 0xe0) taken = taken && !zf;  // loopne
@@ -149,11 +160,11 @@ Result<X86Regs> emulate(const X86Insn& insn, uint64_t pc, const X86Regs& regs, S
       break;
     }
     case FlowKind::Ret: {
-      auto return_address = read_u64(regs.gpr[kRsp], memory);
+      auto return_address = read_word(regs.gpr[kRsp] & mask, width, memory);
       if (!return_address) return return_address.error();
       uint64_t pop = insn.opcode == 0xc2 ? static_cast<uint64_t>(insn.imm & 0xffff) : 0;
-      out.gpr[kRsp] = regs.gpr[kRsp] + 8 + pop;
-      out.rip = *return_address;
+      out.gpr[kRsp] = (regs.gpr[kRsp] + width + pop) & mask;
+      out.rip = *return_address & mask;
       break;
     }
     case FlowKind::IndirectCall:
@@ -162,9 +173,9 @@ Result<X86Regs> emulate(const X86Insn& insn, uint64_t pc, const X86Regs& regs, S
       auto destination = indirect_target(insn, pc, regs, memory);
       if (!destination) return destination.error();
       if (insn.flow == FlowKind::IndirectCall) {
-        if (auto pushed = push(out, next, memory); !pushed) return pushed.error();
+        if (auto pushed = push(out, next, width, mask, memory); !pushed) return pushed.error();
       }
-      out.rip = *destination;
+      out.rip = *destination & mask;
       break;
     }
     default:

@@ -12,7 +12,8 @@
 
 namespace xprobe::sim::x86 {
 
-// Whether emulate() handles this instruction (64-bit mode only).
+// Whether emulate() handles this instruction. In 32-bit mode (insn.mode Protected32) words
+// on the stack are 4 bytes and addresses wrap at 4 GiB; no 16-bit operand or address size.
 bool can_emulate(const insn::x86::X86Insn& insn);
 
 // The register state after executing `insn` located at `pc`. Stack writes (call) go through

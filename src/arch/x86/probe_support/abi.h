@@ -23,6 +23,12 @@ Result<ArgumentLocation> argument_location(unsigned n);
 inline constexpr sim::x86::Gpr kReturnValue = sim::x86::kRax;
 inline constexpr uint64_t kReturnAddressStackOffset = 0;
 
+// An i386 thread's register `id` (its index in the 32-bit struct user_regs_struct: ebx, ecx,
+// edx, esi, edi, ebp, eax, ds, es, fs, gs, orig_eax, eip, cs, eflags, esp, ss) as a 64-bit
+// tracer finds it: the index of the 64-bit user_regs_struct word that holds it (the kernel
+// fills the 64-bit block of a compat task field by field, zero-extended). -1: no such register.
+int i386_register_word(unsigned id);
+
 sim::x86::X86Regs to_sim(const user_regs_struct& raw);
 void from_sim(const sim::x86::X86Regs& regs, user_regs_struct& raw);
 

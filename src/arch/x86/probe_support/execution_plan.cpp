@@ -25,7 +25,7 @@ bool fits_rel32(int64_t value) {
 
 ExecutionPlan plan_execution(const X86Insn& insn) {
   auto refuse = [](std::string reason) { return ExecutionPlan{ExecutionPath::Refused, std::move(reason)}; };
-  if (insn.mode != insn::x86::Mode::Long64) return refuse("only 64-bit code is supported by this engine");
+  const bool is32 = insn.mode == insn::x86::Mode::Protected32;
   switch (insn.flow) {
     case FlowKind::Jmp:
     case FlowKind::Jcc:
@@ -36,7 +36,11 @@ ExecutionPlan plan_execution(const X86Insn& insn) {
       return refuse(fmt::format("{} with this encoding cannot be emulated", insn::x86::flow_kind_name(insn.flow)));
     case FlowKind::Ret:
     case FlowKind::IndirectJmp:
+      break;
     case FlowKind::Syscall:
+      // sysenter (and AMD's syscall in compatibility mode) returns through the vDSO to a
+      // fixed place, not to the instruction after the copy.
+      if (is32) return refuse("sysenter/syscall in 32-bit code does not return after itself");
       break;
     case FlowKind::None:
       if (insn.has_rel_target) return refuse("instruction with a relative target (xbegin) cannot run out of line");

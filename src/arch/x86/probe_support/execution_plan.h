@@ -21,6 +21,10 @@
 //   int3/int n/into/int1, ud0/1/2, iret, far transfers,  refused       they trap, fault or switch code segment:
 //   privileged, xbegin (relative abort target),                      a copy would report the slot's address
 //   anything else with a relative target
+//
+// 32-bit code (i386 processes) takes the same paths; it has no RIP-relative operands, its
+// slot's jmp rel32 reaches all of the 4 GiB address space, and sysenter is refused (it
+// returns through the vDSO, not after itself). build_slot is for 64-bit code only.
 #include <cstdint>
 #include <span>
 #include <string>

@@ -1,0 +1,126 @@
+#pragma once
+// What a breakpoint probe engine needs to know about the architecture of the code it probes,
+// behind one interface: the breakpoint instruction, how to get a thread past a probed
+// instruction (run a copy out of line, or emulate it), where a function's return address is
+// at entry, and the stack pointer and return value in the thread's register block. The trap
+// engine uses nothing else; each process gets the ProbeArch of the code it runs (x86-64,
+// i386 under a 64-bit kernel; AArch64 is a later implementation of the same interface).
+//
+// The register block is the one the tracer's ptrace hands over, which depends on the
+// tracer's architecture, not the tracee's: a 64-bit x86 tracer sees a 32-bit tracee's
+// registers in the 64-bit user_regs_struct too (32-bit values in 64-bit fields).
+#include <sys/user.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "insn/arch.h"
+#include "support/result.h"
+
+namespace xprobe::arch {
+
+#if defined(__x86_64__)
+using RegisterBlock = user_regs_struct;
+#else
+#error "xprobe's trap engine runs on x86-64 hosts only for now"
+#endif
+
+// The traced thread's memory as emulation needs it (the stack for call/ret, operands of
+// indirect branches). Implemented by the engine over the process.
+class ProbeMemory {
+ public:
+  virtual ~ProbeMemory() = default;
+  virtual Status read(uint64_t address, std::span<uint8_t> bytes) = 0;
+  virtual Status write(uint64_t address, std::span<const uint8_t> bytes) = 0;
+};
+
+enum class StepPath : uint8_t {
+  OutOfLine,  // resume in a slot holding a copy of the instruction and a jump back
+  Emulate,    // compute the instruction's effect on registers and memory, resume after it
+};
+
+// One decoded instruction at a probe address with the way past it chosen. Opaque to the
+// engine beyond these members.
+class ProbedInstruction {
+ public:
+  virtual ~ProbedInstruction() = default;
+  uint64_t address() const { return address_; }
+  const std::vector<uint8_t>& bytes() const { return bytes_; }  // the original instruction
+  size_t length() const { return bytes_.size(); }
+  StepPath path() const { return path_; }
+  // What a breakpoint of `size` bytes covers: written back when the breakpoint goes.
+  std::span<const uint8_t> bytes_under_breakpoint(size_t size) const {
+    return std::span<const uint8_t>(bytes_).first(std::min(size, bytes_.size()));
+  }
+  // Pushes a return address (an emulated call writes the stack, which a CET shadow stack forbids).
+  bool is_call() const { return is_call_; }
+
+  // OutOfLine: the code for a slot at `slot` (relocated copy, then a jump back).
+  virtual Result<std::vector<uint8_t>> slot_code(uint64_t slot) const = 0;
+  // Emulate: `registers` become those after the instruction ran at address(). An error
+  // leaves them unchanged (a bad memory operand: the original instruction should fault).
+  virtual Status emulate(RegisterBlock& registers, ProbeMemory& memory) const = 0;
+  // Where a thread at `ip` inside the slot at `slot` is in the original code: the slot's
+  // start is the instruction itself, the jump back the instruction after it; 0 otherwise.
+  uint64_t original_address_for_slot_ip(uint64_t ip, uint64_t slot) const {
+    if (ip == slot) return address_;
+    if (ip == slot + length()) return address_ + length();
+    return 0;
+  }
+
+ protected:
+  ProbedInstruction(uint64_t address, std::vector<uint8_t> bytes, StepPath path, bool is_call)
+      : address_(address), bytes_(std::move(bytes)), path_(path), is_call_(is_call) {}
+
+ private:
+  uint64_t address_;
+  std::vector<uint8_t> bytes_;
+  StepPath path_;
+  bool is_call_;
+};
+
+// Where out-of-line slots may be placed relative to the code they serve.
+struct SlotLayout {
+  uint64_t slot_size = 0;      // every slot has this size
+  uint64_t reach = 0;          // largest distance between a slot area and the code
+  uint64_t highest_end = 0;    // a slot area must end at or below this address
+};
+
+class ProbeArch {
+ public:
+  virtual ~ProbeArch() = default;
+  virtual insn::Arch arch() const = 0;
+
+  virtual std::span<const uint8_t> breakpoint() const = 0;
+  // Bytes to read at a probe address so that the longest instruction fits.
+  virtual size_t longest_instruction() const = 0;
+  // Decodes the instruction at `address` (its bytes start `code`, which may be longer) and
+  // decides how to get past it. Refused: an error with the reason a user reads, e.g.
+  // "Unknown instruction: 0f 0b ..." or "interrupt instructions trap by themselves".
+  virtual Result<std::unique_ptr<ProbedInstruction>> plan(std::span<const uint8_t> code, uint64_t address) const = 0;
+  virtual SlotLayout slot_layout() const = 0;
+
+  virtual uint64_t instruction_pointer(const RegisterBlock& registers) const = 0;
+  virtual void set_instruction_pointer(RegisterBlock& registers, uint64_t value) const = 0;
+  virtual uint64_t stack_pointer(const RegisterBlock& registers) const = 0;
+  virtual uint64_t return_value(const RegisterBlock& registers) const = 0;
+  // The return address of a function stopped at its first instruction.
+  virtual Result<uint64_t> return_address_at_entry(const RegisterBlock& registers, ProbeMemory& memory) const = 0;
+  // How far above the stack pointer at entry the stack pointer may be right after the
+  // function returned (the return address popped, plus what `ret imm16` releases).
+  virtual uint64_t longest_return_pop() const = 0;
+};
+
+// The implementation for `arch`; an error for an architecture the trap engine does not
+// handle yet (AArch64).
+Result<const ProbeArch*> probe_arch(insn::Arch arch);
+
+// The architecture of the code a stopped thread runs, from its register block (x86: the
+// code segment selector tells 64-bit from compatibility-mode code).
+insn::Arch thread_arch(const RegisterBlock& registers);
+
+}  // namespace xprobe::arch
