@@ -838,6 +838,11 @@ int TraceSession::run() {
 }  // namespace
 
 int run_trace(const TraceOptions& options) {
+  // Kept until the process is gone: a SIGINT or SIGTERM that arrives once tracing is over
+  // (the profile printed, exit handlers running) must not kill xprobe and replace the
+  // program's exit status with 128 + the signal. Never destroyed, on purpose.
+  static const target::StopSignals* const until_exit = new target::StopSignals;
+  (void)until_exit;
   TraceSession session(options);
   return session.run();
 }
