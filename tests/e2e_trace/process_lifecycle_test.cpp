@@ -172,5 +172,45 @@ TEST(Lifecycle, FollowForkTracesTheChildToo) {
     }
 }
 
+// A SIGTERM that reaches xprobe after tracing ended (its profile is out, it is on its way out)
+// must not replace the program's exit status: the signal is sent the moment the profile's
+// last line appears on xprobe's stderr.
+TEST(Lifecycle, ASigtermAfterTheProfileKeepsTheProgramsExitStatus) {
+  const std::string program = e2e_program("thrower");  // exits with status 5
+  for (int round = 0; round < 5; ++round) {
+    int err[2];
+    ASSERT_EQ(pipe(err), 0);
+    const pid_t xprobe = fork();
+    if (xprobe == 0) {
+      dup2(err[1], 2);
+      const int devnull = open("/dev/null", O_WRONLY);
+      dup2(devnull, 1);
+      close(err[0]);
+      execl(XPROBE_PATH, XPROBE_PATH, "trace", "--summary", "-o", "/dev/null", "-e", "p:t/outer outer", "--",
+            program.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(err[1]);
+    std::string seen;
+    char buffer[4096];
+    bool signalled = false;
+    for (;;) {
+      const ssize_t n = read(err[0], buffer, sizeof buffer);
+      if (n <= 0) break;
+      seen.append(buffer, static_cast<size_t>(n));
+      if (!signalled && seen.find("\ntotal ") != std::string::npos) {
+        kill(xprobe, SIGTERM);
+        signalled = true;
+      }
+    }
+    close(err[0]);
+    int status = 0;
+    ASSERT_EQ(waitpid(xprobe, &status, 0), xprobe);
+    EXPECT_TRUE(signalled) << seen;
+    ASSERT_TRUE(WIFEXITED(status)) << "xprobe was killed by signal " << WTERMSIG(status) << "\n" << seen;
+    EXPECT_EQ(WEXITSTATUS(status), 5) << seen;
+  }
+}
+
 }  // namespace
 }  // namespace xprobe::testing
