@@ -8,10 +8,10 @@ namespace xprobe::cli {
 
 namespace {
 
-const elf::ExceptionTables* tables_of(const probe::LoadedModule& module, ExceptionTablesCache& tables) {
+const Result<elf::ExceptionTables>& tables_of(const probe::LoadedModule& module, ExceptionTablesCache& tables) {
   auto indexed = tables.find(module.path);
   if (indexed == tables.end()) indexed = tables.emplace(module.path, elf::ExceptionTables::index(*module.elf)).first;
-  return indexed->second ? &*indexed->second : nullptr;
+  return indexed->second;
 }
 
 // The function `function` of `module` as the jump planner reads it: its bytes, the pieces the
@@ -34,7 +34,8 @@ Result<arch::x86::JumpPatchFunction> patch_function(const probe::LoadedModule& m
   const uint64_t link = near - module.bias;
   for (const elf::Symbol* other : file.symbols_starting_in(link + 1, link + 16))
     out.other_symbols.push_back(other->address + module.bias);
-  out.foreign = [file = &file, bias = module.bias, unwind = tables_of(module, tables)](uint64_t target) {
+  const Result<elf::ExceptionTables>& indexed = tables_of(module, tables);
+  out.foreign = [file = &file, bias = module.bias, unwind = indexed ? &*indexed : nullptr](uint64_t target) {
     using arch::x86::ForeignCode;
     const uint64_t at = target - bias;
     for (const elf::Symbol* symbol : file->symbols_starting_in(at, at + 1))
@@ -89,7 +90,7 @@ Result<arch::x86::JumpPatchFunction> return_site_function(uint64_t address, cons
   if (!function) return make_error(fmt::format("0x{:x} is in no function symbol", address));
   auto code = patch_function(*module, *function, address, tables);
   if (!code) return code.error();
-  const auto& indexed = tables.at(module->path);
+  const Result<elf::ExceptionTables>& indexed = tables_of(*module, tables);
   if (!indexed) return make_error(fmt::format("its exception tables: {}", indexed.error().message));
   // A jump and its displaced instructions span at most 5 + 14 bytes past the site.
   auto pads = indexed->landing_pads_in(link, link + 20);

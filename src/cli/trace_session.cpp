@@ -141,6 +141,9 @@ class TraceSession {
     std::string why_not;
   };
   void on_return(const PlantedProbe& probe, const probe::engine::ReturnContext& context);
+  // A return event from live registers (the trap engine's, or a return site a breakpoint watches).
+  void emit_return(const PlantedProbe& probe, const probe::engine::HitContext& at_return, uint64_t function,
+                   uint64_t return_address, std::span<const uint64_t> saved);
   std::vector<uint64_t> save_at_entry(const PlantedProbe& probe, const probe::engine::HitContext& context);
   void emit(trace::EventRecord&& record);
   void print_profile();
@@ -461,11 +464,7 @@ bool TraceSession::plant_pending(bool strict) {
       jump.on_missed = [this, &planted](uint64_t count) { on_missed(planted, count); };
       jump.on_trapped_return = [this, &planted](const probe::engine::HitContext& c, uint64_t return_address,
                                                 std::span<const uint64_t> saved) {
-        if (jump_engine_) jump_engine_->drain();
-        trace::EventRecord record = fetch_event(planted, c, return_address, saved);
-        record.address = return_address;
-        record.function_address = planted.address;
-        emit(std::move(record));
+        emit_return(planted, c, planted.address, return_address, saved);
       };
       auto added = jump_engine_->add_probe(std::move(jump), handling_tid_);
       if (added) {
@@ -641,11 +640,7 @@ void TraceSession::on_missed(const PlantedProbe& probe, uint64_t count) {
 }
 
 void TraceSession::on_lost(const PlantedProbe& probe, uint64_t count) {
-  trace::ProbeCounters& counters = statistics_.counters(probe.catalog_id);
-  for (uint64_t i = 0; i < count; ++i) {
-    counters.hit();
-    counters.miss();
-  }
+  on_missed(probe, count);
   statistics_.add_dropped(count);
 }
 
@@ -704,10 +699,15 @@ std::vector<uint64_t> TraceSession::save_at_entry(const PlantedProbe& probe, con
 }
 
 void TraceSession::on_return(const PlantedProbe& probe, const probe::engine::ReturnContext& context) {
-  if (jump_engine_) jump_engine_->drain();
-  trace::EventRecord record = fetch_event(probe, context.hit, context.return_address, context.saved);
-  record.address = context.return_address;
-  record.function_address = context.function;
+  emit_return(probe, context.hit, context.function, context.return_address, context.saved);
+}
+
+void TraceSession::emit_return(const PlantedProbe& probe, const probe::engine::HitContext& at_return, uint64_t function,
+                               uint64_t return_address, std::span<const uint64_t> saved) {
+  if (jump_engine_) jump_engine_->drain();  // earlier jump-probe events first
+  trace::EventRecord record = fetch_event(probe, at_return, return_address, saved);
+  record.address = return_address;
+  record.function_address = function;
   emit(std::move(record));
 }
 

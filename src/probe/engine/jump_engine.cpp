@@ -261,6 +261,29 @@ std::optional<std::vector<uint8_t>> branch_file_bytes(const ax86::JumpPatchFunct
   return std::nullopt;
 }
 
+Result<JumpEngine::Placed> JumpEngine::place_trampoline(const ax86::JumpPatchPlan& plan, const std::vector<uint8_t>& descriptor,
+                                                       const std::vector<uint64_t>& other_descriptors, pid_t tid) {
+  auto block = allocate_code(plan.address, align_up(descriptor.size(), 64) + ax86::kTrampolineSize, tid);
+  if (!block) return block.error();
+  Placed placed;
+  placed.descriptor = *block;
+  placed.trampoline = *block + align_up(descriptor.size(), 64);
+  const CodeArea& area = *std::find_if(areas_.begin(), areas_.end(), [&](const CodeArea& a) {
+    return placed.descriptor >= a.start && placed.descriptor < a.start + a.size;
+  });
+  ax86::TrampolineTargets targets{placed.trampoline, other_descriptors, area.start + agent::kAgentEntryOffset};
+  targets.descriptors.push_back(placed.descriptor);
+  auto code = ax86::build_trampoline(plan, targets);
+  if (!code) return code.error();
+  auto jump = ax86::build_jump(plan.address, placed.trampoline);
+  if (!jump) return jump.error();
+  if (auto written = process_.write(placed.descriptor, descriptor); !written) return written.error();
+  if (auto written = process_.write(placed.trampoline, code->code); !written) return written.error();
+  placed.displaced_at = std::move(code->displaced_at);
+  placed.jump = std::move(*jump);
+  return placed;
+}
+
 Status JumpEngine::plant(JumpProbeSpec spec, const ax86::JumpPatchPlan& patch) {
   const pid_t tid = process_.thread_for_remote_call();
   if (tid == 0) return make_error("no stopped thread to set the jump up from");
@@ -284,31 +307,19 @@ Status JumpEngine::plant(JumpProbeSpec spec, const ax86::JumpPatchPlan& patch) {
   const auto index = static_cast<uint32_t>(probes_.size());
   const std::vector<uint8_t> descriptor = agent_probe_descriptor(
       ring_, index, spec.capture, spec.is_return ? returns_ : 0, spec.max_active ? spec.max_active : kDefaultMaxActive);
-  auto block = allocate_code(patch.address, align_up(descriptor.size(), 64) + ax86::kTrampolineSize, tid);
-  if (!block) return block.error();
-  const uint64_t descriptor_address = *block;
-  const uint64_t trampoline = *block + align_up(descriptor.size(), 64);
-  const CodeArea& area = *std::find_if(areas_.begin(), areas_.end(), [&](const CodeArea& a) {
-    return descriptor_address >= a.start && descriptor_address < a.start + a.size;
-  });
-  ax86::TrampolineTargets targets{trampoline, {}, area.start + agent::kAgentEntryOffset};
-  for (const Probe* other : sharing) targets.descriptors.push_back(other->descriptor);
-  targets.descriptors.push_back(descriptor_address);
-  auto code = ax86::build_trampoline(patch, targets);
-  if (!code) return code.error();
-  auto jump = ax86::build_jump(patch.address, trampoline);
-  if (!jump) return jump.error();
-  if (auto written = process_.write(descriptor_address, descriptor); !written) return written;
-  if (auto written = process_.write(trampoline, code->code); !written) return written;
+  std::vector<uint64_t> shared;
+  for (const Probe* other : sharing) shared.push_back(other->descriptor);
+  auto placed = place_trampoline(patch, descriptor, shared, tid);
+  if (!placed) return placed.error();
   // A new trampoline, then the jump to it: a thread still in the old one finishes there.
-  if (auto written = process_.write(patch.address, *jump); !written) return written;
+  if (auto written = process_.write(patch.address, placed->jump); !written) return written;
 
   auto probe = std::make_unique<Probe>();
   probe->spec = std::move(spec);
   probe->plan = patch;
   probe->original = std::move(live);
-  probe->trampoline = trampoline;
-  probe->descriptor = descriptor_address;
+  probe->trampoline = placed->trampoline;
+  probe->descriptor = placed->descriptor;
   probe->planted = true;
   probe->index = index;
   probes_.push_back(std::move(probe));
@@ -492,25 +503,12 @@ bool JumpEngine::handle_own_signal(pid_t tid, int signal) {
   if (sites_.count(request)) return true;  // served already, for another thread
   serve_request(request, tid);
   if (sites_.at(request)->patched || (site_table_entry(request) & agent::kSiteTrapped) != 0) return true;
-  // Neither patched nor watched: this call's return would go unseen. Its frame is taken back
-  // and counted as missed (the agent counts the next calls from there).
-  uint64_t depth = 0;
-  const uint64_t depth_at = thread_address(*slot) + offsetof(agent::AgentThread, depth);
-  if (!process_.read(depth_at, std::span(reinterpret_cast<uint8_t*>(&depth), 8)) || depth == 0 || depth > agent::kMaxFrames)
-    return true;
-  agent::AgentFrame top{};
-  const uint64_t top_at = thread_address(*slot) + offsetof(agent::AgentThread, frames) + (depth - 1) * sizeof(agent::AgentFrame);
-  if (!process_.read(top_at, std::span(reinterpret_cast<uint8_t*>(&top), sizeof top)) || top.return_address != request ||
-      top.probe_index >= probes_.size())
-    return true;
-  depth -= 1;
-  (void)process_.write(depth_at, std::span(reinterpret_cast<const uint8_t*>(&depth), 8));
-  Probe& probe = *probes_[top.probe_index];
-  ++probe.missed_by_tracer;
-  ++probe.released;
-  (void)process_.write(returns_ + offsetof(agent::AgentReturnState, counters) + top.probe_index * sizeof(agent::AgentProbeCounters) +
-                           offsetof(agent::AgentProbeCounters, released),
-                       std::span(reinterpret_cast<const uint8_t*>(&probe.released), 8));
+  // Neither patched nor watched: this call's return would go unseen. Its frame (pushed while
+  // the site was unknown) is taken back and counted as missed; the agent counts the next calls.
+  auto thread = read_thread(*slot);
+  if (!thread || thread->depth == 0 || thread->frames[thread->depth - 1].return_address != request) return true;
+  write_depth(*slot, thread->depth - 1);
+  release_frames({thread->frames[thread->depth - 1]}, false);
   return true;
 }
 
@@ -570,25 +568,14 @@ Status JumpEngine::plant_return_site(uint64_t address, pid_t stopped_tid) {
   }
   const pid_t tid = process_.thread_for_remote_call();
   if (tid == 0) return make_error("no stopped thread to set the jump up from");
-  const std::vector<uint8_t> descriptor = agent_return_site_descriptor(ring_, returns_);
-  auto block = allocate_code(address, align_up(descriptor.size(), 64) + ax86::kTrampolineSize, tid);
-  if (!block) return block.error();
-  const uint64_t trampoline = *block + align_up(descriptor.size(), 64);
-  const CodeArea& area = *std::find_if(areas_.begin(), areas_.end(), [&](const CodeArea& a) {
-    return *block >= a.start && *block < a.start + a.size;
-  });
-  auto code = ax86::build_trampoline(*plan, {trampoline, {*block}, area.start + agent::kAgentEntryOffset});
-  if (!code) return code.error();
-  auto jump = ax86::build_jump(address, trampoline);
-  if (!jump) return jump.error();
+  auto placed = place_trampoline(*plan, agent_return_site_descriptor(ring_, returns_), {}, tid);
+  if (!placed) return placed.error();
   std::vector<std::vector<uint8_t>> rel32s;
   for (const ax86::BranchRedirect& redirect : plan->redirects) {
-    auto rel32 = ax86::build_redirect(redirect, code->displaced_at.at(redirect.displaced));
+    auto rel32 = ax86::build_redirect(redirect, placed->displaced_at.at(redirect.displaced));
     if (!rel32) return rel32.error();
     rel32s.push_back(std::move(*rel32));
   }
-  if (auto written = process_.write(*block, descriptor); !written) return written;
-  if (auto written = process_.write(trampoline, code->code); !written) return written;
   // The branches first: their new target, the displaced copy, does what the original does.
   for (size_t i = 0; i < rel32s.size(); ++i) {
     if (auto written = process_.write(redirected[i].rel32, rel32s[i]); !written) {
@@ -596,7 +583,7 @@ Status JumpEngine::plant_return_site(uint64_t address, pid_t stopped_tid) {
       return written;
     }
   }
-  if (auto written = process_.write(address, *jump); !written) {
+  if (auto written = process_.write(address, placed->jump); !written) {
     for (const auto& branch : redirected) (void)process_.write(branch.rel32, branch.original);
     return written;
   }

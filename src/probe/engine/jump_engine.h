@@ -142,6 +142,16 @@ class JumpEngine final : public PatchCompanion {
   Status check_patchable(const arch::x86::JumpPatchPlan& plan, const arch::x86::CodeRange& file_code,
                          bool share_entry) const;
   Status plant_return_site(uint64_t address, pid_t stopped_tid);
+  // A code block near `plan` for `descriptor` and a trampoline calling the agent with
+  // `other_descriptors` and it, both written; the jump to it is left to the caller.
+  struct Placed {
+    uint64_t descriptor = 0;
+    uint64_t trampoline = 0;
+    std::vector<uint64_t> displaced_at;  // the displaced instructions' copies
+    std::vector<uint8_t> jump;           // the bytes that lead to the trampoline
+  };
+  Result<Placed> place_trampoline(const arch::x86::JumpPatchPlan& plan, const std::vector<uint8_t>& descriptor,
+                                  const std::vector<uint64_t>& other_descriptors, pid_t tid);
   // Patches the return site, or has it watched; 0 for `stopped_tid`: no thread is stopped.
   void serve_request(uint64_t address, pid_t stopped_tid);
   void add_site_entry(uint64_t entry);
