@@ -1,7 +1,6 @@
 #include "trace_runner.h"
 
 #include <fcntl.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +15,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "kernel_tracefs.h"
 #include "test_support.h"
 
 namespace xprobe::testing {
@@ -42,25 +42,6 @@ int spawn_and_wait(const std::vector<std::string>& argv, const std::string& out,
   int status = 0;
   waitpid(child, &status, 0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-std::string tracefs_root() {
-  for (const char* candidate : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"})
-    if (access((std::string(candidate) + "/uprobe_events").c_str(), W_OK) == 0) return candidate;
-  mkdir("/sys/kernel/tracing", 0755);
-  if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) == 0 &&
-      access("/sys/kernel/tracing/uprobe_events", W_OK) == 0)
-    return "/sys/kernel/tracing";
-  return {};
-}
-
-// tracefs files take one write(2) per command; iostreams may seek or split writes.
-bool write_file(const std::string& path, const std::string& text, bool append = false) {
-  const int fd = open(path.c_str(), O_WRONLY | (append ? O_APPEND : O_TRUNC));
-  if (fd < 0) return false;
-  const bool written = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  close(fd);
-  return written;
 }
 
 }  // namespace
@@ -185,53 +166,27 @@ uint64_t file_offset_of(const std::string& elf_path, const std::string& symbol) 
 
 KernelRun run_under_kernel_uprobes(const std::vector<std::string>& definitions, const std::vector<std::string>& command) {
   KernelRun run;
-  if (geteuid() != 0) {
-    run.skip_reason = "not root: the kernel's uprobe_events needs root";
-    return run;
-  }
-  const std::string root = tracefs_root();
-  if (root.empty()) {
-    run.skip_reason = "tracefs with uprobe_events is not available";
-    return run;
-  }
-  // tracing_on is global: put back what it was when done.
-  const std::string tracing_was = read_text_file(root + "/tracing_on");
-  write_file(root + "/tracing_on", "0");
-  write_file(root + "/events/xpt_oracle/enable", "0");
-  // Each definition reads "p:xpt_oracle/NAME ...": delete exactly those names before and after.
-  std::string deletions;
+  auto tracefs = KernelTracefs::open(&run.skip_reason);
+  if (!tracefs) return run;
+  // Each definition reads "p:xpt_oracle/NAME ...": a left-over of a crashed earlier run goes first.
   for (const std::string& definition : definitions) {
-    const size_t slash = definition.find('/');
-    const size_t space = definition.find(' ');
-    if (slash != std::string::npos && space != std::string::npos && slash < space)
-      deletions += "-:xpt_oracle/" + definition.substr(slash + 1, space - slash - 1) + "\n";
+    const std::string name = defined_event(definition);
+    if (!name.empty()) tracefs->undefine(name);
   }
-  const auto remove_events = [&] {
-    std::istringstream lines(deletions);
-    std::string line;
-    while (std::getline(lines, line)) write_file(root + "/uprobe_events", line + "\n", true);
-  };
-  remove_events();
   for (const std::string& definition : definitions) {
-    if (!write_file(root + "/uprobe_events", definition + "\n", true)) {
-      run.skip_reason = "the kernel refused: " + definition + "\n" + read_text_file(root + "/error_log");
-      remove_events();
+    if (!tracefs->define(definition)) {
+      run.skip_reason = "the kernel refused: " + definition + "\n" + tracefs->error_log();
       return run;
     }
   }
-  write_file(root + "/trace", "");
-  write_file(root + "/buffer_size_kb", "8192");
-  write_file(root + "/events/xpt_oracle/enable", "1");
-  write_file(root + "/tracing_on", "1");
+  tracefs->set_buffer_size_kb(8192);
+  tracefs->clear_trace();
+  tracefs->enable_group("xpt_oracle");
   const std::string out = temp_path("kout"), err = temp_path("kerr");
   run.exit_status = spawn_and_wait(command, out, err);
-  write_file(root + "/tracing_on", "0");
+  tracefs->enable_group("xpt_oracle", false);
   run.program_output = read_text_file(out);
-  run.events = parse_trace(read_text_file(root + "/trace"));
-  write_file(root + "/events/xpt_oracle/enable", "0");
-  remove_events();
-  write_file(root + "/trace", "");
-  write_file(root + "/tracing_on", tracing_was.empty() ? "1" : tracing_was);
+  run.events = parse_trace(tracefs->trace());
   unlink(out.c_str());
   unlink(err.c_str());
   return run;

@@ -3,7 +3,6 @@
 // tracefs is usable. Leaves uprobe_events as it found it (removes only its own events).
 #include <gtest/gtest.h>
 #include <fcntl.h>
-#include <sys/mount.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,41 +15,16 @@
 
 #include "probe/definition_parser.h"
 #include "probe/definition_text.h"
+#include "kernel_tracefs.h"
 
 namespace xprobe::probe {
 namespace {
-
-const char* tracefs_dir() {
-  for (const char* dir : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
-    if (access((std::string(dir) + "/uprobe_events").c_str(), W_OK) == 0) return dir;
-  }
-  if (geteuid() == 0 && mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) == 0 &&
-      access("/sys/kernel/tracing/uprobe_events", W_OK) == 0) {
-    return "/sys/kernel/tracing";
-  }
-  return nullptr;
-}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-// One write(2) per definition, as `echo DEF >> uprobe_events` does; O_APPEND so that the
-// events of other users of this machine's tracefs stay (O_TRUNC would clear them all).
-bool write_line(const std::string& path, const std::string& line, int* error = nullptr) {
-  const int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd < 0) {
-    if (error) *error = errno;
-    return false;
-  }
-  const std::string text = line + "\n";
-  const ssize_t written = write(fd, text.data(), text.size());
-  if (error) *error = written < 0 ? errno : 0;
-  close(fd);
-  return written == static_cast<ssize_t>(text.size());
 }
 
 struct KernelVerdict {
@@ -61,11 +35,11 @@ struct KernelVerdict {
 };
 
 // The newest error_log entry for `definition` (other processes may log too).
-KernelVerdict ask_kernel(const std::string& dir, const std::string& definition) {
+KernelVerdict ask_kernel(testing::KernelTracefs& tracefs, const std::string& definition) {
   KernelVerdict verdict;
-  verdict.accepted = write_line(dir + "/uprobe_events", definition, &verdict.error);
+  verdict.accepted = tracefs.define(definition, &verdict.error);
   if (verdict.accepted) return verdict;
-  std::istringstream log(read_file(dir + "/error_log"));
+  std::istringstream log(tracefs.error_log());
   std::vector<std::string> lines;
   for (std::string line; std::getline(log, line);) lines.push_back(line);
   for (size_t i = lines.size(); i >= 3; --i) {
@@ -81,8 +55,9 @@ KernelVerdict ask_kernel(const std::string& dir, const std::string& definition) 
 }
 
 TEST(KernelConformance, SameVerdictsAsTheRunningKernel) {
-  const char* dir = tracefs_dir();
-  if (dir == nullptr) GTEST_SKIP() << "tracefs uprobe_events is not writable here (need root and tracefs)";
+  std::string why_not;
+  auto tracefs = testing::KernelTracefs::open(&why_not);
+  if (!tracefs) GTEST_SKIP() << why_not;
   char self[4096] = {};
   const ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
   ASSERT_GT(length, 0);
@@ -119,10 +94,10 @@ TEST(KernelConformance, SameVerdictsAsTheRunningKernel) {
   };
   for (const std::string& definition : cases) {
     const auto ours = parse_definition(definition);
-    const KernelVerdict kernel = ask_kernel(dir, definition);
+    const KernelVerdict kernel = ask_kernel(*tracefs, definition);
     if (kernel.accepted) {
       // The kernel's listing of the event must be what xprobe writes back.
-      std::istringstream listing(read_file(std::string(dir) + "/uprobe_events"));
+      std::istringstream listing(read_file(tracefs->root() + "/uprobe_events"));
       std::string listed;
       for (std::string line; std::getline(listing, line);) {
         if (line.rfind("p:xprobe_conf/", 0) == 0 || line.rfind("r:xprobe_conf/", 0) == 0) listed = line;
@@ -130,7 +105,7 @@ TEST(KernelConformance, SameVerdictsAsTheRunningKernel) {
       if (ours.ok()) {
         EXPECT_EQ(to_uprobe_events_line(ours.value()), listed) << definition;
       }
-      write_line(std::string(dir) + "/uprobe_events", "-:xprobe_conf/ev");
+      tracefs->undefine("xprobe_conf/ev");
     }
     EXPECT_EQ(ours.ok(), kernel.accepted) << definition << "\n" << (ours.ok() ? "" : ours.error().render())
                                           << "kernel: " << kernel.message << " (" << std::strerror(kernel.error) << ")";
