@@ -4,6 +4,9 @@
 # non-zero when any binary failed.
 # usage (inside the VM): run_tests_job.sh BUILD_DIR
 build=$1
+# As ./run test sets them on the build machine (the VM's environment is its own).
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 echo "arm64-vm: $(uname -srm), $(grep -c ^processor /proc/cpuinfo) cpu"
 failed=0
 ran=0
