@@ -100,6 +100,9 @@ class ProbeArch {
   virtual insn::Arch arch() const = 0;
 
   virtual std::span<const uint8_t> breakpoint() const = 0;
+  // The instruction pointer of a thread stopped by the breakpoint at `address` (x86: past the
+  // int3; AArch64: the BRK itself).
+  virtual uint64_t ip_at_breakpoint_stop(uint64_t address) const = 0;
   // Bytes to read at a probe address so that the longest instruction fits.
   virtual size_t longest_instruction() const = 0;
   // Decodes the instruction at `address` (its bytes start `code`, which may be longer) and
@@ -117,6 +120,9 @@ class ProbeArch {
   // How far above the stack pointer at entry the stack pointer may be right after the
   // function returned (the return address popped, plus what `ret imm16` releases).
   virtual uint64_t longest_return_pop() const = 0;
+  // ... and how far it is at least: below that, a frame is still live (x86: the return
+  // address; AArch64 returns with sp as it was at the entry).
+  virtual uint64_t shortest_return_pop() const = 0;
 };
 
 // The implementation for `arch`; an error for an architecture the trap engine does not

@@ -1,6 +1,7 @@
 #include "target/process.h"
 
 #include <dirent.h>
+#include <elf.h>
 #include <fcntl.h>
 #include <sys/ptrace.h>
 #include <sys/mman.h>
@@ -28,8 +29,10 @@ namespace {
 constexpr long kTraceOptions = PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
                                PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT;
 constexpr uint64_t kPageSize = 4096;
+#if defined(__x86_64__)
 // __USER32_CS of x86-64 Linux: the thread runs 32-bit (i386) code.
 constexpr uint64_t kUser32CodeSegment = 0x23;
+#endif
 
 std::string errno_text() { return std::strerror(errno); }
 
@@ -448,11 +451,20 @@ Result<std::optional<StopEvent>> Process::classify(pid_t tid, int status) {
   event.signal = signal;
   if (::ptrace(PTRACE_GETSIGINFO, tid, nullptr, &event.info) != 0) std::memset(&event.info, 0, sizeof event.info);
   event.kind = StopKind::Signal;
-  if (signal == SIGTRAP && event.info.si_code == SI_KERNEL) {
+#if defined(__aarch64__)
+  // BRK: TRAP_BRKPT, the pc at the BRK itself.
+  constexpr int kSoftwareBreakpointCode = TRAP_BRKPT;
+  constexpr uint64_t kPcPastBreakpoint = 0;
+#else
+  // int3: SI_KERNEL, rip one byte past it.
+  constexpr int kSoftwareBreakpointCode = SI_KERNEL;
+  constexpr uint64_t kPcPastBreakpoint = 1;
+#endif
+  if (signal == SIGTRAP && event.info.si_code == kSoftwareBreakpointCode) {
     auto registers = get_registers(tid);
     if (registers) {
       event.kind = StopKind::Trap;
-      event.address = registers->ip() - 1;
+      event.address = registers->ip() - kPcPastBreakpoint;
       event.has_registers = true;
       event.registers = *registers;
     }
@@ -749,14 +761,32 @@ pid_t Process::any_stopped_thread() const {
 
 Result<Registers> Process::get_registers(pid_t tid) {
   Registers registers;
+#if defined(__aarch64__)
+  iovec block{&registers.raw, sizeof registers.raw};
+  if (::ptrace(PTRACE_GETREGSET, tid, NT_PRSTATUS, &block) != 0) {
+    return make_error(fmt::format("cannot read the registers of thread {}: {}", tid, errno_text()));
+  }
+  // An AArch32 (compat) thread's NT_PRSTATUS is its 18 32-bit registers.
+  if (block.iov_len != sizeof registers.raw) {
+    return make_error(fmt::format("thread {} runs AArch32 code (a 32-bit compat process): xprobe traces AArch64 "
+                                  "processes only",
+                                  tid));
+  }
+#else
   if (::ptrace(PTRACE_GETREGS, tid, nullptr, &registers.raw) != 0) {
     return make_error(fmt::format("cannot read the registers of thread {}: {}", tid, errno_text()));
   }
+#endif
   return registers;
 }
 
 Status Process::set_registers(pid_t tid, const Registers& registers) {
+#if defined(__aarch64__)
+  iovec block{const_cast<user_regs_struct*>(&registers.raw), sizeof registers.raw};
+  if (::ptrace(PTRACE_SETREGSET, tid, NT_PRSTATUS, &block) != 0) {
+#else
   if (::ptrace(PTRACE_SETREGS, tid, nullptr, &registers.raw) != 0) {
+#endif
     return make_error(fmt::format("cannot write the registers of thread {}: {}", tid, errno_text()));
   }
   return {};
@@ -888,7 +918,11 @@ Result<int64_t> Process::remote_syscall(pid_t tid, int64_t number, std::span<con
   }
   auto saved = get_registers(tid);
   if (!saved) return saved.error();
+#if defined(__x86_64__)
   const bool compat = saved->raw.cs == kUser32CodeSegment;
+#else
+  constexpr bool compat = false;
+#endif
   uint64_t call_args[6] = {};
   std::copy(args.begin(), args.end(), call_args);
   if (compat) {
@@ -907,20 +941,28 @@ Result<int64_t> Process::remote_syscall(pid_t tid, int64_t number, std::span<con
   uint8_t original[sizeof kSyscallStub];
   if (syscall_stub_ == 0) {
     if (auto read_back = read(stub, original); !read_back) return read_back.error();
-    if (auto patched = write(stub, compat ? kCompatSyscallStub : kSyscallStub); !patched) return patched.error();
+    if (auto patched = write(stub, syscall_stub_code(tid)); !patched) return patched.error();
   }
   auto restore_code = [&]() -> Status {
     if (syscall_stub_ == 0) return write(stub, original);
     return {};
   };
   Registers call = *saved;
+#if defined(__aarch64__)
+  // svc #0: the number in x8, the arguments in x0..x5, the result in x0. No restart logic can
+  // apply on resume: the kernel decided any restart before the stop, and the stub's own
+  // breakpoint stop is no system call.
+  for (size_t i = 0; i < args.size(); ++i) call.raw.regs[i] = call_args[i];
+  call.raw.regs[8] = static_cast<uint64_t>(number);
+#else
   unsigned long long* argument_registers[] = {&call.raw.rdi, &call.raw.rsi, &call.raw.rdx, &call.raw.r10, &call.raw.r8, &call.raw.r9};
   // i386: int 0x80 takes ebx, ecx, edx, esi, edi, ebp.
   unsigned long long* argument_registers32[] = {&call.raw.rbx, &call.raw.rcx, &call.raw.rdx, &call.raw.rsi, &call.raw.rdi, &call.raw.rbp};
   for (size_t i = 0; i < args.size(); ++i) *(compat ? argument_registers32[i] : argument_registers[i]) = call_args[i];
   call.raw.rax = static_cast<uint64_t>(number);
   call.raw.orig_rax = ~uint64_t{0};  // not in a system call: no restart logic on resume
-  call.raw.rip = stub;
+#endif
+  call.set_ip(stub);
   if (auto set = set_registers(tid, call); !set) {
     (void)restore_code();
     return set.error();
@@ -953,7 +995,7 @@ Result<int64_t> Process::remote_syscall(pid_t tid, int64_t number, std::span<con
     int ptrace_event = result_status >> 16;
     if (ptrace_event == 0 && signal == SIGTRAP) {
       auto now = get_registers(tid);
-      if (now && now->ip() == stub + sizeof kSyscallStub) break;
+      if (now && now->ip() == stub + kSyscallStubStop) break;
     }
     if (ptrace_event == 0 && signal != SIGTRAP) deferred_signals.push_back(signal);  // delivered after we are done
   }
@@ -969,6 +1011,9 @@ Result<int64_t> Process::remote_syscall(pid_t tid, int64_t number, std::span<con
     pending_.push_back(event);
   }
   if (!after) return after.error();
+#if defined(__aarch64__)
+  return static_cast<int64_t>(after->raw.regs[0]);
+#else
   if (compat) {
     // eax: an address up to 4 GiB, or -errno (-4095..-1).
     const auto eax = static_cast<uint32_t>(after->raw.rax);
@@ -976,15 +1021,25 @@ Result<int64_t> Process::remote_syscall(pid_t tid, int64_t number, std::span<con
     return static_cast<int64_t>(eax);
   }
   return static_cast<int64_t>(after->raw.rax);
+#endif
 }
 
 bool Process::runs_32bit_code(pid_t tid) {
+#if defined(__x86_64__)
   auto registers = get_registers(tid);
   return registers && registers->raw.cs == kUser32CodeSegment;
+#else
+  (void)tid;
+  return false;  // an AArch32 thread's registers cannot even be read (get_registers says why)
+#endif
 }
 
 std::span<const uint8_t> Process::syscall_stub_code(pid_t tid) {
+#if defined(__x86_64__)
   if (runs_32bit_code(tid)) return kCompatSyscallStub;
+#else
+  (void)tid;
+#endif
   return kSyscallStub;
 }
 

@@ -115,9 +115,10 @@ class Process final : public Memory {
 
   // Runs system call `number` in thread `tid` (all threads must be stopped) and returns its
   // raw result (a negative errno on failure). The thread's registers are restored after.
-  // `number` is x86-64's; in a thread running 32-bit code (an i386 program) it runs through
-  // int 0x80 with the i386 calling convention, for the calls that have an i386 counterpart
-  // here (mmap as mmap2, munmap), an error for others.
+  // `number` is the host's (SYS_*: x86-64's, or arm64's, run by `svc #0` with x8 and x0..x5);
+  // in a thread running 32-bit x86 code (an i386 program) it runs through int 0x80 with the
+  // i386 calling convention, for the calls that have an i386 counterpart here (mmap as mmap2,
+  // munmap), an error for others.
   Result<int64_t> remote_syscall(pid_t tid, int64_t number, std::span<const uint64_t> args);
   // Maps `size` bytes (anonymous, private, `prot`) at an address such that the whole area is
   // within `reach` bytes of `near` (for rel32 jumps between code and slots) and, unless
@@ -128,8 +129,15 @@ class Process final : public Memory {
   // An executable address holding `syscall; int3`, used by remote_syscall instead of patching
   // the code at the thread's rip (set by whoever owns an executable area in the target).
   void set_syscall_stub(uint64_t address) { syscall_stub_ = address; }
+#if defined(__aarch64__)
+  static constexpr uint8_t kSyscallStub[8] = {0x01, 0x00, 0x00, 0xd4, 0x00, 0x00, 0x20, 0xd4};  // svc #0; brk #0
+  // The stub's stop: at the BRK itself (an AArch64 breakpoint stops at its own address).
+  static constexpr uint64_t kSyscallStubStop = 4;
+#else
   static constexpr uint8_t kSyscallStub[3] = {0x0f, 0x05, 0xcc};
   static constexpr uint8_t kCompatSyscallStub[3] = {0xcd, 0x80, 0xcc};  // int 0x80; int3 (32-bit code)
+  static constexpr uint64_t kSyscallStubStop = sizeof kSyscallStub;  // after the int3
+#endif
   // The stub for the code thread `tid` runs (64- or 32-bit).
   std::span<const uint8_t> syscall_stub_code(pid_t tid);
   // Called when a thread stops on its way out (PTRACE_EVENT_EXIT), memory still in place.

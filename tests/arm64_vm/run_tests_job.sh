@@ -7,13 +7,21 @@ build=$1
 # As ./run test sets them on the build machine (the VM's environment is its own).
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# Tests that cannot hold inside the emulated VM, with why, as a GoogleTest filter per binary:
+#   SignalsAndGroupStopsReachTheProgramUnchanged: about two minutes under TCG (the stage's budget).
+filter_for() {
+  case "$(basename "$1")" in
+    vm_trap_engine_tests) echo "-TrapEngineTest.SignalsAndGroupStopsReachTheProgramUnchanged" ;;
+    *) echo "*" ;;
+  esac
+}
 echo "arm64-vm: $(uname -srm), $(grep -c ^processor /proc/cpuinfo) cpu"
 failed=0
 ran=0
 for test in $(cat "$build/vm_tests.txt"); do
   ran=$((ran + 1))
   echo "arm64-vm: $test"
-  if ! "$test" --gtest_brief=1 --gtest_color=no; then
+  if ! "$test" --gtest_brief=1 --gtest_color=no --gtest_filter="$(filter_for "$test")"; then
     failed=$((failed + 1))
     echo "arm64-vm: FAILED $test"
   fi

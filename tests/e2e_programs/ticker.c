@@ -11,11 +11,14 @@ static void pause_briefly(void) {
   nanosleep(&delay, NULL);
 }
 
+// As long as the main thread: under emulation (the AArch64 VM) a short-lived helper could be
+// gone before a test attaches.
 static void* spin(void* argument) {
+  const long rounds = (long)argument;
   long n = 0;
-  for (int i = 0; i < 300; ++i) {
+  for (long i = 0; i < rounds; ++i) {
     n = tick(n);
-    if (i % 10 == 0) pause_briefly();
+    pause_briefly();
   }
   return (void*)n;
 }
@@ -23,7 +26,7 @@ static void* spin(void* argument) {
 int main(int argc, char** argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 400;
   pthread_t helper;
-  pthread_create(&helper, NULL, spin, NULL);
+  pthread_create(&helper, NULL, spin, (void*)(long)rounds);
   long n = 0;
   for (int i = 0; i < rounds; ++i) {
     n = tick(n);

@@ -1,6 +1,10 @@
 #pragma once
 // Runs an e2e program under the trap engine next to an untraced run of it.
+#include <unistd.h>
+
+#include <cstring>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,11 +53,89 @@ inline int exit_status_of(const probe::engine::RunResult& result) {
   return result.end == probe::engine::RunEnd::Exited ? result.exit_status : 128 + result.signal;
 }
 
-// Every instruction boundary of [start, start + size) in the process, by linear decoding.
+// The host's calling convention as these tests read it: the first two integer arguments at a
+// function's entry, the return value at its return (System V x86-64, or AAPCS64).
+inline uint64_t first_argument(const target::Registers& registers) {
+#if defined(__aarch64__)
+  return registers.raw.regs[0];
+#else
+  return registers.raw.rdi;
+#endif
+}
+inline uint64_t second_argument(const target::Registers& registers) {
+#if defined(__aarch64__)
+  return registers.raw.regs[1];
+#else
+  return registers.raw.rsi;
+#endif
+}
+inline uint64_t return_value(const target::Registers& registers) {
+#if defined(__aarch64__)
+  return registers.raw.regs[0];
+#else
+  return registers.raw.rax;
+#endif
+}
+
+// How much slower than the build machine the tests' programs run: the AArch64 tests run in
+// qemu-system-aarch64 under TCG. Scales the waits that give a program time to get going.
+#if defined(__aarch64__)
+inline constexpr int kEmulationSlowdown = 5;
+#else
+inline constexpr int kEmulationSlowdown = 1;
+#endif
+
+// A forked child that is about to exec `program`: returns once it runs it (the fork's copy of
+// the test must not be attached instead), at most 10 s.
+inline void wait_for_exec(pid_t pid, const std::string& program) {
+  char link[4096];
+  const std::string exe = "/proc/" + std::to_string(pid) + "/exe";
+  for (int waited = 0; waited < 1000; ++waited) {
+    const ssize_t length = readlink(exe.c_str(), link, sizeof link - 1);
+    if (length > 0 && std::string(link, static_cast<size_t>(length)) == program) return;
+    usleep(10000);
+  }
+}
+
+// The target of a direct call at `address` (call rel32; AArch64: BL), if there is one.
+inline std::optional<uint64_t> direct_call_target(target::Process& process, uint64_t address) {
+#if defined(__aarch64__)
+  uint8_t bytes[4];
+  if (!process.read(address, bytes)) return std::nullopt;
+  const uint32_t word = bytes[0] | bytes[1] << 8 | bytes[2] << 16 | uint32_t{bytes[3]} << 24;
+  if ((word & 0xfc000000u) != 0x94000000u) return std::nullopt;
+  const int64_t words = static_cast<int64_t>(static_cast<int32_t>(word << 6) >> 6);
+  return address + static_cast<uint64_t>(words * 4);
+#else
+  uint8_t bytes[5];
+  if (!process.read(address, bytes) || bytes[0] != 0xe8) return std::nullopt;
+  int32_t rel;
+  std::memcpy(&rel, bytes + 1, 4);
+  return address + 5 + static_cast<uint64_t>(static_cast<int64_t>(rel));
+#endif
+}
+
+// Whether the instruction at `address` is the system call instruction (syscall; AArch64: svc #0).
+inline bool is_system_call_at(target::Process& process, uint64_t address) {
+#if defined(__aarch64__)
+  uint8_t bytes[4];
+  return process.read(address, bytes) && bytes[0] == 0x01 && bytes[1] == 0x00 && bytes[2] == 0x00 && bytes[3] == 0xd4;
+#else
+  uint8_t bytes[2];
+  return process.read(address, bytes) && bytes[0] == 0x0f && bytes[1] == 0x05;
+#endif
+}
+
+// Every instruction boundary of [start, start + size) in the process, by linear decoding
+// (AArch64: every 4 bytes).
 inline std::vector<uint64_t> instruction_boundaries(target::Process& process, uint64_t start, uint64_t size) {
   std::vector<uint8_t> code(size);
   std::vector<uint64_t> boundaries;
   if (!process.read(start, code)) return boundaries;
+#if defined(__aarch64__)
+  for (uint64_t offset = 0; offset + 4 <= size; offset += 4) boundaries.push_back(start + offset);
+  return boundaries;
+#endif
   auto decode = engine_options().decode;
   if (!decode) decode = [](std::span<const uint8_t> bytes, uint64_t address, insn::x86::X86Insn& out) {
     return insn::x86::decode(bytes, address, insn::x86::DecoderConfig{}, out);

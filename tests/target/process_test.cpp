@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -147,13 +148,17 @@ TEST(ProcessTest, RemoteMmapPlacesAnExecutableAreaWithinReachAndLeavesRegistersA
   auto after = (*process)->get_registers(pid);
   ASSERT_TRUE(after);
   Registers expected = *before;
+#if defined(__aarch64__)
+  expected.raw.regs[0] = 0;
+#else
   expected.raw.rax = 0;
+#endif
   EXPECT_EQ(std::memcmp(&expected.raw, &after->raw, sizeof expected.raw), 0);
 
   // A stub in the new area serves the next remote call without patching code.
   ASSERT_TRUE((*process)->write(*area, Process::kSyscallStub));
   (*process)->set_syscall_stub(*area);
-  auto getpid_result = (*process)->remote_syscall(pid, 39 /* getpid */, {});
+  auto getpid_result = (*process)->remote_syscall(pid, SYS_getpid, {});
   ASSERT_TRUE(getpid_result);
   EXPECT_EQ(*getpid_result, pid);
 

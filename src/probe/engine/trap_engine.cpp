@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#if defined(__x86_64__)
 #include "arch/x86/probe_support/x86_probe_arch.h"
+#endif
 
 #include <sys/syscall.h>
 
@@ -74,11 +76,13 @@ void TrapEngine::select_arch() {
   if (pid_t tid = process_.any_stopped_thread(); tid != 0) {
     if (auto registers = process_.get_registers(tid)) code = arch::thread_arch(registers->raw);
   }
+#if defined(__x86_64__)
   if (options_.decode && code == insn::Arch::X86_64) {
     owned_arch_ = arch::x86::make_probe_arch(code, options_.decode);
     arch_ = owned_arch_.get();
     return;
   }
+#endif
   auto chosen = arch::probe_arch(code);
   arch_ = chosen ? *chosen : nullptr;
   arch_refusal_ = chosen ? std::string() : chosen.error().message;
@@ -316,10 +320,11 @@ void TrapEngine::return_site_hit(pid_t tid, uint64_t address, target::Registers&
   auto stack = shadow_stacks_.find(tid);
   if (stack == shadow_stacks_.end()) return;
   uint64_t rsp = sp(registers);
-  // Innermost frames are at the back. Every frame entered below the current rsp is over;
-  // the outermost of those is the one returning now, the others were unwound past.
+  // Innermost frames are at the back. Every frame entered at least the shortest return's pop
+  // below the current rsp is over; the outermost of those is the one returning now, the others
+  // were unwound past.
   std::optional<Frame> returning;
-  while (!stack->second.empty() && stack->second.back().entry_rsp < rsp) {
+  while (!stack->second.empty() && stack->second.back().entry_rsp + arch_->shortest_return_pop() <= rsp) {
     if (returning) drop_frame(*returning, true);
     returning = std::move(stack->second.back());
     stack->second.pop_back();
@@ -671,7 +676,7 @@ Status TrapEngine::detach_one(Process& process) {
   for (const auto& [tid, address] : unresumed_traps_) {
     if (!process.owns(tid)) continue;
     auto registers = process.get_registers(tid);
-    if (registers && ip(*registers) == address + arch_->breakpoint().size()) {
+    if (registers && ip(*registers) == arch_->ip_at_breakpoint_stop(address)) {
       set_ip(*registers, address);
       (void)process.set_registers(tid, *registers);
     }

@@ -80,6 +80,7 @@ class X86ProbeArch final : public ProbeArch {
 
   insn::Arch arch() const override { return arch_; }
   std::span<const uint8_t> breakpoint() const override { return kBreakpoint; }
+  uint64_t ip_at_breakpoint_stop(uint64_t address) const override { return address + kBreakpointLength; }
   size_t longest_instruction() const override { return kLongestInstruction; }
 
   Result<std::unique_ptr<ProbedInstruction>> plan(std::span<const uint8_t> code, uint64_t address) const override {
@@ -116,6 +117,7 @@ class X86ProbeArch final : public ProbeArch {
 
   // The return address, plus what `ret imm16` releases.
   uint64_t longest_return_pop() const override { return word_size() + 0xffff; }
+  uint64_t shortest_return_pop() const override { return word_size(); }
 
  private:
   Mode mode() const { return arch_ == insn::Arch::I386 ? Mode::Protected32 : Mode::Long64; }
