@@ -53,22 +53,17 @@ inline int exit_status_of(const probe::engine::RunResult& result) {
   return result.end == probe::engine::RunEnd::Exited ? result.exit_status : 128 + result.signal;
 }
 
-// The host's calling convention as these tests read it: the first two integer arguments at a
+// The host's calling convention as these tests read it: integer argument `n` (0 or 1) at a
 // function's entry, the return value at its return (System V x86-64, or AAPCS64).
-inline uint64_t first_argument(const target::Registers& registers) {
+inline uint64_t argument(const target::Registers& registers, int n) {
 #if defined(__aarch64__)
-  return registers.raw.regs[0];
+  return registers.raw.regs[n];
 #else
-  return registers.raw.rdi;
+  return n == 0 ? registers.raw.rdi : registers.raw.rsi;
 #endif
 }
-inline uint64_t second_argument(const target::Registers& registers) {
-#if defined(__aarch64__)
-  return registers.raw.regs[1];
-#else
-  return registers.raw.rsi;
-#endif
-}
+inline uint64_t first_argument(const target::Registers& registers) { return argument(registers, 0); }
+inline uint64_t second_argument(const target::Registers& registers) { return argument(registers, 1); }
 inline uint64_t return_value(const target::Registers& registers) {
 #if defined(__aarch64__)
   return registers.raw.regs[0];
