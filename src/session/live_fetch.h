@@ -13,7 +13,7 @@
 #include "target/memory.h"
 #include "target/registers.h"
 
-namespace xprobe::cli {
+namespace xprobe::session {
 
 // RegisterIds are those of the probed code's architecture (probe/arch_registers.h): for an
 // i386 process, indexes into the 32-bit register block, found in the 64-bit one ptrace fills.
@@ -66,4 +66,4 @@ class CpuReader {
   std::map<pid_t, int> fds_;
 };
 
-}  // namespace xprobe::cli
+}  // namespace xprobe::session

@@ -1,4 +1,4 @@
-#include "cli/live_fetch.h"
+#include "session/live_fetch.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 
 #include "arch/x86/probe_support/abi.h"
 
-namespace xprobe::cli {
+namespace xprobe::session {
 
 uint64_t PtraceRegisterView::read(probe::RegisterId id) const {
   constexpr size_t kWords = sizeof(registers_.raw) / sizeof(unsigned long long);
@@ -77,4 +77,4 @@ uint32_t CpuReader::cpu(pid_t tid) {
   return 0;
 }
 
-}  // namespace xprobe::cli
+}  // namespace xprobe::session

@@ -1,4 +1,4 @@
-#include "cli/trace_session.h"
+#include "session/trace_session.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -21,9 +21,8 @@
 
 #include <fmt/format.h>
 
-#include "cli/event_output.h"
-#include "cli/jump_candidate.h"
-#include "cli/live_fetch.h"
+#include "session/jump_candidate.h"
+#include "session/live_fetch.h"
 #include "probe/definition_parser.h"
 #include "probe/engine/jump_engine.h"
 #include "probe/engine/trap_engine.h"
@@ -34,12 +33,11 @@
 #include "probe/resolve/symbolizer.h"
 #include "target/process.h"
 #include "target/wait.h"
+#include "trace/event_output.h"
 #include "trace/event_record.h"
-#include "trace/ftrace_formatter.h"
-#include "trace/json_formatter.h"
 #include "trace/probe_statistics.h"
 
-namespace xprobe::cli {
+namespace xprobe::session {
 namespace {
 
 uint64_t monotonic_ns() {
@@ -55,30 +53,6 @@ std::string read_link(const std::string& path) {
   return std::string(buffer, static_cast<size_t>(n));
 }
 
-// The ftrace header without its entries line: a stream has no buffer whose fill it could state
-// (the counts are printed at the end, in the profile).
-std::string streaming_header(const trace::FtraceOptions& options) {
-  const std::string full = trace::ftrace_header(0, 0, static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN)), options);
-  std::string out;
-  std::istringstream lines(full);
-  std::string line;
-  bool skip_next_hash = false;
-  while (std::getline(lines, line)) {
-    if (line.rfind("# entries-in-buffer", 0) == 0) {
-      skip_next_hash = true;
-      continue;
-    }
-    if (skip_next_hash && line == "#") {
-      skip_next_hash = false;
-      continue;
-    }
-    skip_next_hash = false;
-    out += line;
-    out += '\n';
-  }
-  return out;
-}
-
 struct PlantedProbe {
   uint32_t catalog_id = 0;
   probe::ProbeFetchPlan plan;
@@ -91,7 +65,7 @@ struct PlantedProbe {
 
 class TraceSession {
  public:
-  explicit TraceSession(const TraceOptions& options) : options_(options) {}
+  TraceSession(const SessionConfig& config, Diagnostics& diagnostics) : options_(config), diagnostics_(diagnostics) {}
   ~TraceSession() { target::set_idle_hook(nullptr); }
   int run();
 
@@ -146,11 +120,20 @@ class TraceSession {
                    uint64_t return_address, std::span<const uint64_t> saved);
   std::vector<uint64_t> save_at_entry(const PlantedProbe& probe, const probe::engine::HitContext& context);
   void emit(trace::EventRecord&& record);
-  void print_profile();
+  // The writer's trailer, everything flushed, the counts reported.
+  void end_output();
   void fail_before_tracing();
   int wait_for_detached_program();
 
-  const TraceOptions& options_;
+  void report(Severity severity, std::string message) { diagnostics_.report(Diagnostic{severity, std::move(message), {}}); }
+  void error(std::string message) { report(Severity::Error, std::move(message)); }
+  void warning(std::string message) { report(Severity::Warning, std::move(message)); }
+  void parse_failed(probe::ParseError parse_error, std::string context = {}) {
+    diagnostics_.report(Diagnostic{Severity::Error, std::move(context), std::move(parse_error)});
+  }
+
+  const SessionConfig& options_;
+  Diagnostics& diagnostics_;
   std::vector<probe::ProbeDefinition> definitions_;
   std::vector<size_t> pending_;  // indices into definitions_
   insn::Arch definitions_arch_ = insn::Arch::X86_64;  // what definitions_ were parsed for
@@ -173,35 +156,36 @@ class TraceSession {
   pid_t handling_tid_ = 0;  // the thread whose stop a callback handles (it stays stopped)
   bool jumps_demoted_ = false;
   uint64_t rendezvous_address_ = 0;
-  std::unique_ptr<EventOutput> output_;
-  trace::FtraceOptions ftrace_options_;
+  std::unique_ptr<trace::EventOutput> output_;
+  std::unique_ptr<trace::EventWriter> writer_;
   std::string line_;
 };
 
 bool TraceSession::parse_definitions() {
   const probe::ParseOptions parse_options;
   std::vector<probe::ProbeDefinition> parsed;
-  for (const std::string& file_name : options_.files) {
-    std::ifstream in(file_name);
+  for (const DefinitionSource& source : options_.definitions) {
+    if (source.kind == DefinitionSource::Kind::Text) {
+      auto result = probe::parse_definition(source.value, parse_options);
+      if (!result) {
+        parse_failed(result.error());
+        return false;
+      }
+      parsed.push_back(std::move(result.value()));
+      continue;
+    }
+    std::ifstream in(source.value);
     if (!in) {
-      fmt::print(stderr, "xprobe: -f {}: cannot open: {}\n", file_name, std::strerror(errno));
+      error(fmt::format("-f {}: cannot open: {}", source.value, std::strerror(errno)));
       return false;
     }
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    auto result = probe::parse_definitions_file(text, file_name, parse_options);
+    auto result = probe::parse_definitions_file(text, source.value, parse_options);
     if (!result) {
-      fmt::print(stderr, "{}", result.error().render());
+      parse_failed(result.error());
       return false;
     }
     for (auto& definition : result.value()) parsed.push_back(std::move(definition));
-  }
-  for (const std::string& text : options_.definitions) {
-    auto result = probe::parse_definition(text, parse_options);
-    if (!result) {
-      fmt::print(stderr, "{}", result.error().render());
-      return false;
-    }
-    parsed.push_back(std::move(result.value()));
   }
   // `-:GRP/EVENT` removes an earlier definition, as writing it to uprobe_events does.
   for (auto& definition : parsed) {
@@ -214,13 +198,13 @@ bool TraceSession::parse_definitions() {
       return d.event == definition.event && d.group == definition.group;
     });
     if (definitions_.size() == before) {
-      fmt::print(stderr, "xprobe: '{}': no earlier definition of {}/{} to delete\n", definition.command,
-                 definition.group, definition.event);
+      error(fmt::format("'{}': no earlier definition of {}/{} to delete", definition.command, definition.group,
+                        definition.event));
       return false;
     }
   }
   if (definitions_.empty()) {
-    fmt::print(stderr, "xprobe trace: no probe definitions (give -e DEF or -f FILE)\n");
+    report(Severity::Usage, "no probe definitions (give -e DEF or -f FILE)");
     return false;
   }
   for (size_t i = 0; i < definitions_.size(); ++i) pending_.push_back(i);
@@ -235,12 +219,12 @@ bool TraceSession::check_named_binaries() {
     if (binary.find('/') == std::string::npos) continue;
     auto file = elf_cache_.open(binary);
     if (!file) {
-      fmt::print(stderr, "xprobe: '{}': {}\n", definition.command, file.error().message);
+      error(fmt::format("'{}': {}", definition.command, file.error().message));
       return false;
     }
     if ((*file)->arch() != insn::Arch::X86_64 && (*file)->arch() != insn::Arch::I386) {
-      fmt::print(stderr, "xprobe: '{}': {} is an {} object; xprobe traces x86-64 and i386 processes\n",
-                 definition.command, binary, insn::arch_name((*file)->arch()));
+      error(fmt::format("'{}': {} is an {} object; xprobe traces x86-64 and i386 processes", definition.command,
+                        binary, insn::arch_name((*file)->arch())));
       return false;
     }
   }
@@ -249,23 +233,26 @@ bool TraceSession::check_named_binaries() {
 
 void TraceSession::report_unmatched() {
   for (size_t index : pending_)
-    fmt::print(stderr, "xprobe: '{}': no object named '{}' was loaded while tracing: the probe never went in\n",
-               definitions_[index].command, definitions_[index].place.binary);
+    warning(fmt::format("'{}': no object named '{}' was loaded while tracing: the probe never went in",
+                        definitions_[index].command, definitions_[index].place.binary));
 }
 
 bool TraceSession::open_output() {
-  ftrace_options_.irq_info = !options_.no_irq_info;
   int fd = STDOUT_FILENO;
   bool owns = false;
-  if (!options_.output.empty()) {
-    fd = ::open(options_.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (!options_.output_path.empty()) {
+    fd = ::open(options_.output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-      fmt::print(stderr, "xprobe: -o {}: cannot open: {}\n", options_.output, std::strerror(errno));
+      error(fmt::format("-o {}: cannot open: {}", options_.output_path, std::strerror(errno)));
       return false;
     }
     owns = true;
   }
-  output_ = std::make_unique<EventOutput>(fd, owns, options_.output.empty() && isatty(STDOUT_FILENO) != 0, statistics_);
+  const bool terminal = options_.output_path.empty() && isatty(STDOUT_FILENO) != 0;
+  output_ = std::make_unique<trace::EventOutput>(fd, owns, terminal, statistics_);
+  trace::FormatContext context{catalog_, [this](uint64_t address) { return probe::Symbolizer(modules_).symbolize(address); },
+                               options_.irq_info, static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN))};
+  writer_ = options_.format->make(context);
   return true;
 }
 
@@ -273,14 +260,14 @@ bool TraceSession::start_process() {
   if (options_.pid != 0) {
     auto attached = target::Process::attach(options_.pid);
     if (!attached) {
-      fmt::print(stderr, "xprobe: cannot attach to process {}: {}\n", options_.pid, attached.error().message);
+      error(fmt::format("cannot attach to process {}: {}", options_.pid, attached.error().message));
       return false;
     }
     process_ = std::move(attached.value());
   } else {
     auto launched = target::Process::launch(options_.command);
     if (!launched) {
-      fmt::print(stderr, "xprobe: cannot start '{}': {}\n", options_.command.front(), launched.error().message);
+      error(fmt::format("cannot start '{}': {}", options_.command.front(), launched.error().message));
       return false;
     }
     process_ = std::move(launched.value());
@@ -317,7 +304,7 @@ bool TraceSession::resolve_relocations(probe::ProbeFetchPlan& plan, const std::s
       if (relocation.kind == probe::Relocation::Kind::Symbol) {
         auto address = probe::resolve_data_symbol(relocation.symbol, 0, modules_, module_path);
         if (!address) {
-          fmt::print(stderr, "xprobe: argument {}: {}\n", program.name, address.error().message);
+          error(fmt::format("argument {}: {}", program.name, address.error().message));
           return false;
         }
         relocation.address = *address;
@@ -325,8 +312,8 @@ bool TraceSession::resolve_relocations(probe::ProbeFetchPlan& plan, const std::s
         const probe::LoadedModule* module = modules_.find(module_path);
         auto link = module ? module->elf->file_offset_to_address(relocation.file_offset) : std::nullopt;
         if (!link) {
-          fmt::print(stderr, "xprobe: argument {}: file offset {:#x} is not loaded from {}\n", program.name,
-                     relocation.file_offset, module_path);
+          error(fmt::format("argument {}: file offset {:#x} is not loaded from {}", program.name,
+                            relocation.file_offset, module_path));
           return false;
         }
         relocation.address = *link + module->bias;
@@ -349,7 +336,7 @@ bool TraceSession::parse_for_arch(insn::Arch arch) {
   for (const probe::ProbeDefinition& definition : definitions_) {
     auto result = probe::parse_definition(definition.command, parse_options);
     if (!result) {
-      fmt::print(stderr, "xprobe: the process runs {} code:\n{}", insn::arch_name(arch), result.error().render());
+      parse_failed(result.error(), fmt::format("the process runs {} code:", insn::arch_name(arch)));
       return false;
     }
     reparsed.push_back(std::move(result.value()));
@@ -377,7 +364,7 @@ bool TraceSession::plant_pending(bool strict) {
     const probe::ProbeDefinition& definition = definitions_[index];
     auto resolution = probe::resolve_place(definition, modules_);
     if (!resolution) {
-      fmt::print(stderr, "xprobe: {}\n", resolution.error().message);
+      error(resolution.error().message);
       failed = true;
       continue;
     }
@@ -387,7 +374,7 @@ bool TraceSession::plant_pending(bool strict) {
     }
     for (probe::ResolvedPoint& point : resolution->points) {
       if (!point.check.accepted()) {
-        fmt::print(stderr, "xprobe: {}: {}\n", definition.command, point.check.message());
+        error(fmt::format("{}: {}", definition.command, point.check.message()));
         failed = true;
         continue;
       }
@@ -432,12 +419,11 @@ bool TraceSession::plant_pending(bool strict) {
       choice.why_not = "a breakpoint probe shares its bytes";
     }
   }
-  if (options_.engine == "jump") {
+  if (options_.engine == EngineChoice::Jump) {
     bool refused = false;
     for (size_t i = 0; i < ready.size(); ++i) {
       if (jumps[i].spec) continue;
-      fmt::print(stderr, "xprobe: {}: cannot be jump-optimized: {}\n", definitions_[ready[i].definition].command,
-                 jumps[i].why_not);
+      error(fmt::format("{}: cannot be jump-optimized: {}", definitions_[ready[i].definition].command, jumps[i].why_not));
       refused = true;
     }
     if (refused && strict) return false;
@@ -471,15 +457,15 @@ bool TraceSession::plant_pending(bool strict) {
         planted.jumped = true;
         continue;
       }
-      if (options_.engine == "jump") {
-        fmt::print(stderr, "xprobe: {}: cannot be jump-optimized: {}\n", definition.command, added.error().message);
+      if (options_.engine == EngineChoice::Jump) {
+        error(fmt::format("{}: cannot be jump-optimized: {}", definition.command, added.error().message));
         if (strict) return false;
         continue;
       }
     }
     auto id = engine_->add_probe(breakpoint_spec(planted));
     if (!id) {
-      fmt::print(stderr, "xprobe: {}: {}\n", definition.command, id.error().message);
+      error(fmt::format("{}: {}", definition.command, id.error().message));
       if (strict) return false;
       continue;
     }
@@ -506,8 +492,7 @@ void TraceSession::demote_jumps(pid_t stopped_tid) {
   if (!jump_engine_ || jumps_demoted_ || jump_engine_->probe_count() == 0) return;
   jumps_demoted_ = true;
   jump_unusable_ = "the process put itself under seccomp";
-  fmt::print(stderr, "xprobe: process {} installs a seccomp filter: its jump-optimized probes become breakpoints\n",
-             process_->pid());
+  warning(fmt::format("process {} installs a seccomp filter: its jump-optimized probes become breakpoints", process_->pid()));
   const bool others_running = !process_->all_stopped();
   if (others_running) (void)process_->stop_all();
   jump_engine_->drain();
@@ -519,7 +504,7 @@ void TraceSession::demote_jumps(pid_t stopped_tid) {
     planted.jumped = false;
     auto id = engine_->add_probe(breakpoint_spec(planted));
     if (id) planted.engine_id = *id;
-    else fmt::print(stderr, "xprobe: {}/{}: {}\n", catalog_[planted.catalog_id].group, catalog_[planted.catalog_id].event, id.error().message);
+    else error(fmt::format("{}/{}: {}", catalog_[planted.catalog_id].group, catalog_[planted.catalog_id].event, id.error().message));
   }
   if (others_running) (void)process_->resume_all(stopped_tid);
 }
@@ -645,7 +630,7 @@ void TraceSession::on_lost(const PlantedProbe& probe, uint64_t count) {
 }
 
 void TraceSession::start_jump_engine() {
-  if (options_.engine == "trap") {
+  if (options_.engine == EngineChoice::Trap) {
     jump_unusable_ = "--engine trap";
     return;
   }
@@ -671,11 +656,10 @@ void TraceSession::start_jump_engine() {
   sites.describe = [this](uint64_t address) { return return_site_function(address, modules_, exception_tables_); };
   sites.breakpoint_in = [this](uint64_t begin, uint64_t end) { return engine_->has_site_in(begin, end); };
   sites.on_not_patched = [this](uint64_t address, const std::string& why) {
-    if (options_.engine == "jump")
-      fmt::print(stderr, "xprobe: return site {:#x} cannot be jump-optimized ({}): returns there are missed (--engine jump)\n",
-                 address, why);
+    if (options_.engine == EngineChoice::Jump)
+      warning(fmt::format("return site {:#x} cannot be jump-optimized ({}): returns there are missed (--engine jump)", address, why));
   };
-  if (options_.engine != "jump") sites.watch = [this](uint64_t address) -> Status {
+  if (options_.engine != EngineChoice::Jump) sites.watch = [this](uint64_t address) -> Status {
     auto id = engine_->add_internal_breakpoint(address, [this](const probe::engine::HitContext& c) {
       if (jump_engine_) jump_engine_->return_trapped(c);
     });
@@ -712,25 +696,20 @@ void TraceSession::emit_return(const PlantedProbe& probe, const probe::engine::H
 }
 
 void TraceSession::emit(trace::EventRecord&& record) {
-  const probe::Symbolizer symbolizer(modules_);
-  const trace::Symbolizer symbolize = [&symbolizer](uint64_t address) { return symbolizer.symbolize(address); };
-  line_ = options_.format == "json" ? trace::format_json_event(record, catalog_, symbolize)
-                                    : trace::format_ftrace_event(record, catalog_, symbolize, ftrace_options_);
+  line_.clear();
+  writer_->write(record, line_);
   output_->write_event(record.probe_id, line_, record.timestamp_ns);
 }
 
-void TraceSession::print_profile() {
+void TraceSession::end_output() {
   // Return probes on breakpoints: entries the trap engine could not track (MAXACTIVE).
   for (const PlantedProbe& planted : planted_) {
     if (planted.jumped || !planted.is_return || !engine_) continue;
     on_missed(planted, engine_->stats(planted.engine_id).misses);
   }
+  if (const std::string trailer = writer_->end(); !trailer.empty()) output_->write_text(trailer);
   output_->flush();
-  if (options_.summary)
-    fmt::print(stderr, "{}", trace::format_summary(catalog_, statistics_));
-  else
-    fmt::print(stderr, "{}", trace::format_profile(catalog_, statistics_));
-  if (statistics_.dropped() != 0) fmt::print(stderr, "xprobe: {} events were dropped\n", statistics_.dropped());
+  diagnostics_.tracing_ended(catalog_, statistics_);
 }
 
 // A program xprobe started is still its child after the detach: it runs on untraced and
@@ -739,7 +718,7 @@ void TraceSession::print_profile() {
 int TraceSession::wait_for_detached_program() {
   if (!process_->launched()) return 0;
   const pid_t pid = process_->pid();
-  fmt::print(stderr, "xprobe: detached; process {} runs on untraced, waiting for it (interrupt again to leave it)\n", pid);
+  report(Severity::Note, fmt::format("detached; process {} runs on untraced, waiting for it (interrupt again to leave it)", pid));
   target::clear_stop_request();
   for (;;) {
     int status = 0;
@@ -765,7 +744,7 @@ int TraceSession::run() {
   target::StopSignals stop_signals;
   if (!parse_definitions()) return 2;
   if (options_.pid == 0 && options_.command.empty()) {
-    fmt::print(stderr, "xprobe trace: give a program to start (-- COMMAND [ARGS]) or a process to attach to (-p PID)\n");
+    report(Severity::Usage, "give a program to start (-- COMMAND [ARGS]) or a process to attach to (-p PID)");
     return 2;
   }
   if (!open_output()) return 2;
@@ -811,20 +790,18 @@ int TraceSession::run() {
     watch_exec_calls();
     watch_seccomp_calls();
   });
-  if (options_.format != "json") {
-    output_->write_text(streaming_header(ftrace_options_));
-  }
+  if (const std::string header = writer_->begin(); !header.empty()) output_->write_text(header);
 
   auto result = engine_->run();
   target::set_idle_hook(nullptr);
   if (jump_engine_) jump_engine_->finish();
-  print_profile();
+  end_output();
   report_unmatched();
   if (!result) {
-    fmt::print(stderr, "xprobe: {}\n", result.error().message);
+    error(result.error().message);
     // Whatever went wrong, the program must not be left with our breakpoints in it.
     if (auto undone = engine_->detach(); !undone)
-      fmt::print(stderr, "xprobe: while detaching after that error: {}\n", undone.error().message);
+      error(fmt::format("while detaching after that error: {}", undone.error().message));
     return 1;
   }
   switch (result->end) {
@@ -837,14 +814,9 @@ int TraceSession::run() {
 
 }  // namespace
 
-int run_trace(const TraceOptions& options) {
-  // Kept until the process is gone: a SIGINT or SIGTERM that arrives once tracing is over
-  // (the profile printed, exit handlers running) must not kill xprobe and replace the
-  // program's exit status with 128 + the signal. Never destroyed, on purpose.
-  static const target::StopSignals* const until_exit = new target::StopSignals;
-  (void)until_exit;
-  TraceSession session(options);
+int run_trace_session(const SessionConfig& config, Diagnostics& diagnostics) {
+  TraceSession session(config, diagnostics);
   return session.run();
 }
 
-}  // namespace xprobe::cli
+}  // namespace xprobe::session
