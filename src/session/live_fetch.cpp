@@ -45,8 +45,11 @@ const std::string& CommCache::comm(pid_t tid) {
   return names_[tid] = name;
 }
 
-CpuReader::~CpuReader() {
+CpuReader::~CpuReader() { forget_all(); }
+
+void CpuReader::forget_all() {
   for (auto& [tid, fd] : fds_) close(fd);
+  fds_.clear();
 }
 
 void CpuReader::forget(pid_t tid) {

@@ -60,7 +60,9 @@ class CpuReader {
   CpuReader(const CpuReader&) = delete;
   CpuReader& operator=(const CpuReader&) = delete;
   uint32_t cpu(pid_t tid);
+  // The thread is gone (its fd would stay open for nothing) or the process exec'ed.
   void forget(pid_t tid);
+  void forget_all();
 
  private:
   std::map<pid_t, int> fds_;

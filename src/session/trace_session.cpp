@@ -31,6 +31,8 @@
 #include "probe/resolve/module_map.h"
 #include "probe/resolve/place_resolver.h"
 #include "probe/resolve/symbolizer.h"
+#include "supervisor/all_threads_stopped.h"
+#include "supervisor/supervisor.h"
 #include "target/process.h"
 #include "target/wait.h"
 #include "trace/event_output.h"
@@ -63,11 +65,25 @@ struct PlantedProbe {
   bool jumped = false;  // a jump-optimized probe (else a breakpoint of the trap engine)
 };
 
-class TraceSession {
+class TraceSession final : public supervisor::Participant, public probe::engine::ReturnSiteHost {
  public:
   TraceSession(const SessionConfig& config, Diagnostics& diagnostics) : options_(config), diagnostics_(diagnostics) {}
-  ~TraceSession() { target::set_idle_hook(nullptr); }
+  ~TraceSession() override {
+    if (supervisor_) supervisor_->leave(*this);
+  }
   int run();
+
+  // supervisor::Participant: after an exec the definitions are resolved again in the new
+  // image; a thread's name and CPU are not asked for again once it is gone.
+  void on_exec() override;
+  void on_thread_exited(pid_t tid) override;
+
+  // probe::engine::ReturnSiteHost
+  Result<arch::x86::JumpPatchFunction> describe_return_site(uint64_t address) override {
+    return return_site_function(address, modules_, exception_tables_);
+  }
+  void return_site_not_patched(uint64_t address, const std::string& why) override;
+  Status watch_return_site(uint64_t address) override;
 
  private:
   bool parse_definitions();
@@ -94,7 +110,7 @@ class TraceSession {
   // calls that install a filter (prctl, syscall(SYS_seccomp)) are watched, and from then on
   // every jump-optimized probe is a breakpoint.
   void watch_seccomp_calls();
-  void demote_jumps(pid_t stopped_tid);
+  void demote_jumps();
   // An internal breakpoint on each function of these names in every loaded object (once per
   // address), while the jump engine has probes.
   void watch_functions(std::initializer_list<const char*> names, std::set<uint64_t>& watched,
@@ -138,6 +154,7 @@ class TraceSession {
   std::vector<size_t> pending_;  // indices into definitions_
   insn::Arch definitions_arch_ = insn::Arch::X86_64;  // what definitions_ were parsed for
   std::unique_ptr<target::Process> process_;
+  std::unique_ptr<supervisor::Supervisor> supervisor_;
   std::unique_ptr<probe::engine::TrapEngine> engine_;
   std::unique_ptr<probe::engine::JumpEngine> jump_engine_;
   std::string jump_unusable_;  // why the process cannot have jump-optimized probes
@@ -153,7 +170,6 @@ class TraceSession {
   std::optional<probe::engine::ProbeId> rendezvous_;
   std::set<uint64_t> exec_watches_;
   std::set<uint64_t> seccomp_watches_;
-  pid_t handling_tid_ = 0;  // the thread whose stop a callback handles (it stays stopped)
   bool jumps_demoted_ = false;
   uint64_t rendezvous_address_ = 0;
   std::unique_ptr<trace::EventOutput> output_;
@@ -412,7 +428,7 @@ bool TraceSession::plant_pending(bool strict) {
   for (JumpChoice& choice : jumps) {
     if (!choice.spec) continue;
     const uint64_t begin = choice.spec->patch->address, end = begin + choice.spec->patch->length;
-    bool clash = engine_->has_site_in(begin, end);
+    bool clash = supervisor_->patches().claimed_by_other(*jump_engine_, begin, end);
     for (uint64_t address : trap_addresses) clash = clash || (address >= begin && address < end);
     if (clash) {
       choice.spec.reset();
@@ -452,7 +468,7 @@ bool TraceSession::plant_pending(bool strict) {
                                                 std::span<const uint64_t> saved) {
         emit_return(planted, c, planted.address, return_address, saved);
       };
-      auto added = jump_engine_->add_probe(std::move(jump), handling_tid_);
+      auto added = jump_engine_->add_probe(std::move(jump));
       if (added) {
         planted.jumped = true;
         continue;
@@ -488,13 +504,12 @@ probe::engine::ProbeSpec TraceSession::breakpoint_spec(PlantedProbe& planted) {
   return spec;
 }
 
-void TraceSession::demote_jumps(pid_t stopped_tid) {
+void TraceSession::demote_jumps() {
   if (!jump_engine_ || jumps_demoted_ || jump_engine_->probe_count() == 0) return;
   jumps_demoted_ = true;
   jump_unusable_ = "the process put itself under seccomp";
   warning(fmt::format("process {} installs a seccomp filter: its jump-optimized probes become breakpoints", process_->pid()));
-  const bool others_running = !process_->all_stopped();
-  if (others_running) (void)process_->stop_all();
+  supervisor::AllThreadsStopped stopped(*process_, supervisor_->handling_tid());
   jump_engine_->drain();
   (void)jump_engine_->restore_in(*process_);
   jump_engine_->finish();
@@ -506,7 +521,6 @@ void TraceSession::demote_jumps(pid_t stopped_tid) {
     if (id) planted.engine_id = *id;
     else error(fmt::format("{}/{}: {}", catalog_[planted.catalog_id].group, catalog_[planted.catalog_id].event, id.error().message));
   }
-  if (others_running) (void)process_->resume_all(stopped_tid);
 }
 
 void TraceSession::watch_seccomp_calls() {
@@ -514,10 +528,10 @@ void TraceSession::watch_seccomp_calls() {
   constexpr uint64_t kPrSetSeccomp = 22, kPrSetNoNewPrivs = 38, kSysSeccomp = 317;
   watch_functions({"prctl"}, seccomp_watches_, [this](const probe::engine::HitContext& c) {
     const uint64_t option = c.registers.raw.rdi;
-    if (option == kPrSetSeccomp || option == kPrSetNoNewPrivs) demote_jumps(c.tid);
+    if (option == kPrSetSeccomp || option == kPrSetNoNewPrivs) demote_jumps();
   });
   watch_functions({"syscall"}, seccomp_watches_, [this](const probe::engine::HitContext& c) {
-    if (c.registers.raw.rdi == kSysSeccomp) demote_jumps(c.tid);
+    if (c.registers.raw.rdi == kSysSeccomp) demote_jumps();
   });
 }
 
@@ -543,16 +557,14 @@ void TraceSession::watch_dynamic_linker() {
     for (const elf::Symbol* symbol : module.elf->find_symbols("_dl_debug_state")) {
       const uint64_t address = symbol->address + module.bias;
       if (rendezvous_ && rendezvous_address_ == address) return;
-      auto id = engine_->add_internal_breakpoint(address, [this](const probe::engine::HitContext& c) {
+      auto id = engine_->add_internal_breakpoint(address, [this](const probe::engine::HitContext&) {
         const bool exec_unwatched =
             jump_engine_ && jump_engine_->probe_count() != 0 && (exec_watches_.empty() || seccomp_watches_.empty());
         if (pending_.empty() && !exec_unwatched) return;
         rebuild_modules();
-        handling_tid_ = c.tid;
         if (!pending_.empty()) plant_pending(false);
         watch_exec_calls();
         watch_seccomp_calls();
-        handling_tid_ = 0;
       });
       if (id) {
         rendezvous_ = *id;
@@ -646,34 +658,22 @@ void TraceSession::start_jump_engine() {
     jump_unusable_ = usable.error().message;
     return;
   }
-  jump_engine_ = std::make_unique<probe::engine::JumpEngine>(*process_);
-  engine_->set_companion(jump_engine_.get());
-  process_->set_exit_observer([this](pid_t tid) {
-    jump_engine_->drain();
-    jump_engine_->thread_exited(tid);
+  jump_engine_ = std::make_unique<probe::engine::JumpEngine>(*supervisor_);
+  jump_engine_->set_return_site_host(this);
+}
+
+void TraceSession::return_site_not_patched(uint64_t address, const std::string& why) {
+  if (options_.engine == EngineChoice::Jump)
+    warning(fmt::format("return site {:#x} cannot be jump-optimized ({}): returns there are missed (--engine jump)", address, why));
+}
+
+Status TraceSession::watch_return_site(uint64_t address) {
+  if (options_.engine == EngineChoice::Jump) return make_error("--engine jump: no breakpoints");
+  auto id = engine_->add_internal_breakpoint(address, [this](const probe::engine::HitContext& c) {
+    if (jump_engine_) jump_engine_->return_trapped(c);
   });
-  probe::engine::ReturnSiteSupport sites;
-  sites.describe = [this](uint64_t address) { return return_site_function(address, modules_, exception_tables_); };
-  sites.breakpoint_in = [this](uint64_t begin, uint64_t end) { return engine_->has_site_in(begin, end); };
-  sites.on_not_patched = [this](uint64_t address, const std::string& why) {
-    if (options_.engine == EngineChoice::Jump)
-      warning(fmt::format("return site {:#x} cannot be jump-optimized ({}): returns there are missed (--engine jump)", address, why));
-  };
-  if (options_.engine != EngineChoice::Jump) sites.watch = [this](uint64_t address) -> Status {
-    auto id = engine_->add_internal_breakpoint(address, [this](const probe::engine::HitContext& c) {
-      if (jump_engine_) jump_engine_->return_trapped(c);
-    });
-    if (!id) return id.error();
-    return {};
-  };
-  jump_engine_->set_return_site_support(std::move(sites));
-  target::set_idle_hook(
-      [this] {
-        jump_engine_->drain();
-        jump_engine_->serve_pending_requests();
-        target::set_idle_interval(jump_engine_->drain_interval_ms());
-      },
-      8);
+  if (!id) return id.error();
+  return {};
 }
 
 std::vector<uint64_t> TraceSession::save_at_entry(const PlantedProbe& probe, const probe::engine::HitContext& context) {
@@ -734,9 +734,33 @@ void TraceSession::fail_before_tracing() {
   if (process_->launched()) {
     (void)process_->kill();
   } else {
-    if (engine_) (void)engine_->detach();
+    if (supervisor_) (void)supervisor_->detach();
     else (void)process_->detach();
   }
+}
+
+void TraceSession::on_exec() {
+  if (supervisor_->detached()) return;  // nothing is planted again while leaving
+  main_executable_ = read_link(fmt::format("/proc/{}/exe", process_->pid()));
+  exception_tables_.clear();
+  comms_->forget_all();
+  cpus_->forget_all();
+  rendezvous_.reset();
+  exec_watches_.clear();
+  seccomp_watches_.clear();
+  pending_.clear();
+  for (size_t i = 0; i < definitions_.size(); ++i) pending_.push_back(i);
+  rebuild_modules();
+  publish_readable_ranges();
+  plant_pending(false);
+  watch_dynamic_linker();
+  watch_exec_calls();
+  watch_seccomp_calls();
+}
+
+void TraceSession::on_thread_exited(pid_t tid) {
+  comms_->forget(tid);
+  cpus_->forget(tid);
 }
 
 int TraceSession::run() {
@@ -754,10 +778,13 @@ int TraceSession::run() {
   // breakpoint: the write fails, its events are counted as dropped. (Set after the launch: an
   // ignored signal would be inherited by the program across exec.)
   signal(SIGPIPE, SIG_IGN);
-  probe::engine::EngineOptions engine_options;
-  engine_options.follow_fork = options_.follow_fork;
-  engine_ = std::make_unique<probe::engine::TrapEngine>(*process_, engine_options);
+  supervisor::SupervisorOptions supervision;
+  supervision.follow_fork = options_.follow_fork;
+  supervisor_ = std::make_unique<supervisor::Supervisor>(*process_, supervision);
+  // In this order, so that both engines have forgotten the old image when an exec is seen here.
+  engine_ = std::make_unique<probe::engine::TrapEngine>(*supervisor_);
   start_jump_engine();
+  supervisor_->join(*this);
   rebuild_modules();
   publish_readable_ranges();
   if (!plant_pending(true)) {
@@ -770,44 +797,23 @@ int TraceSession::run() {
   watch_dynamic_linker();
   watch_exec_calls();
   watch_seccomp_calls();
-  engine_->set_exec_handler([this](probe::engine::TrapEngine&) {
-    if (jump_engine_) {
-      jump_engine_->finish();  // what the old image recorded before its exec
-      jump_engine_->forget_all();
-    }
-    main_executable_ = read_link(fmt::format("/proc/{}/exe", process_->pid()));
-    exception_tables_.clear();
-    comms_->forget_all();
-    rendezvous_.reset();
-    exec_watches_.clear();
-    seccomp_watches_.clear();
-    pending_.clear();
-    for (size_t i = 0; i < definitions_.size(); ++i) pending_.push_back(i);
-    rebuild_modules();
-    publish_readable_ranges();
-    plant_pending(false);
-    watch_dynamic_linker();
-    watch_exec_calls();
-    watch_seccomp_calls();
-  });
   if (const std::string header = writer_->begin(); !header.empty()) output_->write_text(header);
 
-  auto result = engine_->run();
-  target::set_idle_hook(nullptr);
+  auto result = supervisor_->run();
   if (jump_engine_) jump_engine_->finish();
   end_output();
   report_unmatched();
   if (!result) {
     error(result.error().message);
     // Whatever went wrong, the program must not be left with our breakpoints in it.
-    if (auto undone = engine_->detach(); !undone)
+    if (auto undone = supervisor_->detach(); !undone)
       error(fmt::format("while detaching after that error: {}", undone.error().message));
     return 1;
   }
   switch (result->end) {
-    case probe::engine::RunEnd::Exited: return result->exit_status;
-    case probe::engine::RunEnd::Killed: return 128 + result->signal;
-    case probe::engine::RunEnd::Detached: return wait_for_detached_program();
+    case supervisor::RunEnd::Exited: return result->exit_status;
+    case supervisor::RunEnd::Killed: return 128 + result->signal;
+    case supervisor::RunEnd::Detached: return wait_for_detached_program();
   }
   return 0;
 }
