@@ -6,7 +6,11 @@ The agent is copied into traced processes at an address known only then, with no
 relocate it: so it is compiled freestanding, linked at 0 with agent.ld, and refused here if
 it holds any relocation that is not PC-relative or any symbol it would need from outside.
 
-usage: build_agent.py CXX SOURCE LINKER_SCRIPT INCLUDE_DIR OUTPUT_CPP
+usage: build_agent.py [--target TRIPLE] [--namespace NS] CXX SOURCE LINKER_SCRIPT INCLUDE_DIR OUTPUT_CPP
+
+--target aarch64-linux-gnu builds the AArch64 agent with that cross toolchain's binutils
+(aarch64-linux-gnu-objdump, -nm, -ld, -objcopy); CXX must compile for the same target.
+--namespace puts the arrays in NS instead of xprobe::agent (a second agent in one build).
 """
 import os
 import subprocess
@@ -15,11 +19,24 @@ import tempfile
 
 FLAGS = [
     "-std=c++20", "-O2", "-fPIC", "-ffreestanding", "-nostdlib", "-fno-exceptions", "-fno-rtti",
-    "-fno-asynchronous-unwind-tables", "-fno-stack-protector", "-fcf-protection=none",
+    "-fno-asynchronous-unwind-tables", "-fno-stack-protector",
     "-mgeneral-regs-only",  # the trampoline saves general registers only
     "-fno-jump-tables", "-fvisibility=hidden", "-fno-builtin", "-Wall", "-Wextra", "-Werror",
 ]
-PC_RELATIVE = {"R_X86_64_PC32", "R_X86_64_PLT32", "R_X86_64_PC64"}
+# Per architecture: extra flags, the relocation prefix, and the relocations that stay correct
+# wherever the flat code is copied. AArch64's ADRP+ADD/LDR pairs are page-relative: the agent
+# is copied to a page-aligned address (the start of the jump engine's code area), so they hold.
+# Its atomics must be inline (no libgcc __aarch64_* helpers), and no PAC/BTI: the agent is
+# called by its trampoline, in an area mapped without PROT_BTI.
+ARCHES = {
+    "x86_64": (["-fcf-protection=none"], "R_X86_64", {"R_X86_64_PC32", "R_X86_64_PLT32", "R_X86_64_PC64"}),
+    "aarch64": (["-mno-outline-atomics", "-mbranch-protection=none"], "R_AARCH64", {
+        "R_AARCH64_CALL26", "R_AARCH64_JUMP26", "R_AARCH64_CONDBR19", "R_AARCH64_TSTBR14",
+        "R_AARCH64_ADR_PREL_LO21", "R_AARCH64_ADR_PREL_PG_HI21", "R_AARCH64_ADR_PREL_PG_HI21_NC",
+        "R_AARCH64_ADD_ABS_LO12_NC", "R_AARCH64_LDST8_ABS_LO12_NC", "R_AARCH64_LDST16_ABS_LO12_NC",
+        "R_AARCH64_LDST32_ABS_LO12_NC", "R_AARCH64_LDST64_ABS_LO12_NC", "R_AARCH64_LDST128_ABS_LO12_NC",
+        "R_AARCH64_LD_PREL_LO19", "R_AARCH64_PREL16", "R_AARCH64_PREL32", "R_AARCH64_PREL64"}),
+}
 
 
 def run(command):
@@ -30,34 +47,51 @@ def run(command):
 
 
 def main():
-    cxx, source, script, include, output = sys.argv[1:6]
+    args = sys.argv[1:]
+    target, namespace = None, "xprobe::agent"
+    while args and args[0].startswith("--"):
+        option, value, args = args[0], args[1], args[2:]
+        if option == "--target":
+            target = value
+        elif option == "--namespace":
+            namespace = value
+        else:
+            sys.exit(f"build_agent: unknown option {option}")
+    cxx, source, script, include, output = args[0:5]
+    arch = target.split("-")[0] if target else os.uname().machine
+    if arch not in ARCHES:
+        sys.exit(f"build_agent: no agent for {arch}")
+    extra_flags, prefix, pc_relative = ARCHES[arch]
+    tool = (lambda name: f"{target}-{name}") if target else (lambda name: name)
     with tempfile.TemporaryDirectory() as work:
         obj, elf, flat = (os.path.join(work, name) for name in ("agent.o", "agent.elf", "agent.bin"))
-        run([cxx, *FLAGS, "-I", include, "-c", source, "-o", obj])
-        for line in run(["objdump", "-r", obj]).splitlines():
+        run([cxx, *FLAGS, *extra_flags, "-I", include, "-c", source, "-o", obj])
+        for line in run([tool("objdump"), "-r", obj]).splitlines():
             fields = line.split()
-            if len(fields) >= 3 and fields[1].startswith("R_X86_64") and fields[1] not in PC_RELATIVE:
+            if len(fields) >= 3 and fields[1].startswith(prefix) and fields[1] not in pc_relative:
                 sys.exit(f"build_agent: relocation {fields[1]} against {fields[2]}: the agent must be position-independent")
-        undefined = run(["nm", "--undefined-only", obj]).split()
+        undefined = run([tool("nm"), "--undefined-only", obj]).split()
         if undefined:
             sys.exit(f"build_agent: the agent needs {undefined}: it may not call anything outside itself")
-        run(["ld", "-T", script, "--build-id=none", "-o", elf, obj])
+        run([tool("ld"), "-T", script, "--build-id=none", "-o", elf, obj])
         entry = None
-        for line in run(["nm", elf]).splitlines():
+        for line in run([tool("nm"), elf]).splitlines():
             fields = line.split()
             if len(fields) == 3 and fields[2] == "xprobe_agent_hit":
                 entry = int(fields[0], 16)
         if entry is None:
             sys.exit("build_agent: no xprobe_agent_hit in the agent")
-        run(["objcopy", "-O", "binary", elf, flat])
+        run([tool("objcopy"), "-O", "binary", elf, flat])
         code = open(flat, "rb").read()
+    # `extern`: a namespace-scope const has internal linkage otherwise.
     lines = ["// Generated by tools/build_agent.py from src/probe/agent/agent.cpp. Do not edit.",
-             '#include "probe/agent/agent_code.h"', "", "namespace xprobe::agent {", "",
-             f"const uint8_t kAgentCode[{len(code)}] = {{"]
+             '#include <cstddef>', '#include <cstdint>', "", f"namespace {namespace} {{", "",
+             f"extern const uint8_t kAgentCode[{len(code)}] = {{"]
     for i in range(0, len(code), 16):
         lines.append("    " + ", ".join(f"0x{b:02x}" for b in code[i:i + 16]) + ",")
-    lines += ["};", f"const size_t kAgentCodeSize = {len(code)};", f"const size_t kAgentEntryOffset = {entry};", "",
-              "}  // namespace xprobe::agent", ""]
+    lines += ["};", f"extern const size_t kAgentCodeSize = {len(code)};",
+              f"extern const size_t kAgentEntryOffset = {entry};", "",
+              f"}}  // namespace {namespace}", ""]
     with open(output, "w") as out:
         out.write("\n".join(lines))
 

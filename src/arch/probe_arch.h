@@ -25,8 +25,12 @@ namespace xprobe::arch {
 
 #if defined(__x86_64__)
 using RegisterBlock = user_regs_struct;
+#elif defined(__aarch64__)
+// glibc's arm64 user_regs_struct is the kernel's user_pt_regs (NT_PRSTATUS): x0..x30, sp, pc,
+// pstate.
+using RegisterBlock = user_regs_struct;
 #else
-#error "xprobe's trap engine runs on x86-64 hosts only for now"
+#error "xprobe's trap engine runs on x86-64 and arm64 hosts only"
 #endif
 
 // The traced thread's memory as emulation needs it (the stack for call/ret, operands of
@@ -120,7 +124,8 @@ class ProbeArch {
 Result<const ProbeArch*> probe_arch(insn::Arch arch);
 
 // The architecture of the code a stopped thread runs, from its register block (x86: the
-// code segment selector tells 64-bit from compatibility-mode code).
+// code segment selector tells 64-bit from compatibility-mode code; arm64: AArch64, since the
+// 64-bit block is what an AArch64 thread has).
 insn::Arch thread_arch(const RegisterBlock& registers);
 
 }  // namespace xprobe::arch

@@ -17,8 +17,6 @@ using agent::AgentOp;
 namespace {
 
 constexpr uint32_t kMaxStringArray = 16;  // the agent's limit
-constexpr RegisterId kX86OrigRax = 15;
-constexpr RegisterId kX86Cs = 17;
 
 uint32_t chunk_bytes(uint32_t payload) { return agent::kChunkHeaderBytes + ((payload + 7u) & ~7u); }
 
@@ -34,13 +32,13 @@ Status compile_program(const FetchProgram& program, AgentCapture& capture, uint6
   for (const FetchInstruction& instruction : program.code) {
     switch (instruction.op) {
       case FetchOp::LoadRegister:
-        if (instruction.reg >= agent::kSavedRegisterWords || instruction.reg == kX86OrigRax || instruction.reg == kX86Cs)
+        if (instruction.reg >= agent::kSavedRegisterWords || (agent::kUnsavedRegisterMask >> instruction.reg) & 1)
           return make_error(fmt::format("argument {}: the trampoline does not save that register", program.name));
-        capture.register_mask |= 1u << instruction.reg;
+        capture.register_mask |= uint64_t{1} << instruction.reg;
         capture.ops.push_back(op(agent::kOpRegister, 0, static_cast<uint8_t>(instruction.reg)));
         break;
       case FetchOp::LoadStackEntry:
-        capture.register_mask |= 1u << program.stack_pointer;
+        capture.register_mask |= uint64_t{1} << program.stack_pointer;
         capture.ops.push_back(op(agent::kOpRegister, 0, static_cast<uint8_t>(program.stack_pointer)));
         capture.ops.push_back(op(agent::kOpAdd, instruction.operand * 8));
         capture.ops.push_back(op(agent::kOpDeref));
@@ -228,7 +226,7 @@ Result<AgentRecord> parse_agent_record(std::span<const uint8_t> record, const Ag
     for (uint32_t i = 0; i < capture.saved_count; ++i, at += 8) out.saved.push_back(word_at(record, at));
   }
   for (uint32_t r = 0; r < agent::kSavedRegisterWords; ++r) {
-    if ((capture.register_mask & (1u << r)) == 0) continue;
+    if ((capture.register_mask & (uint64_t{1} << r)) == 0) continue;
     if (at + 8 > record.size()) return corrupt("registers cut short");
     out.registers[r] = word_at(record, at);
     at += 8;

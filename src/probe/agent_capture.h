@@ -16,7 +16,7 @@
 namespace xprobe::probe {
 
 struct AgentCapture {
-  uint32_t register_mask = 0;
+  uint64_t register_mask = 0;
   uint32_t max_record = 0;  // bytes the agent reserves per hit
   std::vector<agent::AgentOp> ops;
   // Return probes: the record is made at the return; entry_ops save saved_count words at
@@ -42,7 +42,7 @@ struct AgentRecord {
   uint64_t tid = 0;
   uint64_t tsc = 0;
   uint32_t cpu = 0;
-  uint32_t register_mask = 0;
+  uint64_t register_mask = 0;
   uint64_t registers[agent::kSavedRegisterWords] = {};
   bool is_return = false;
   uint64_t return_address = 0;   // return probes

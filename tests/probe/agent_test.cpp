@@ -1,7 +1,9 @@
 // The in-process agent, run for real in this test process: its machine code (exactly the bytes
 // xprobe copies into traced programs) is mapped executable and called as a trampoline calls
 // it; what it records is read back with AgentRingReader and replayed. Every value must equal
-// what the tracer's own interpreter reads from the same registers and memory.
+// what the tracer's own interpreter reads from the same registers and memory. The tests are
+// written with x86-64 register names; built for arm64 (the AArch64 VM, tests/arm64_vm) they
+// run the arm64 agent with the AAPCS64 registers that play the same parts.
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -9,6 +11,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
+#include <string_view>
+#include <utility>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -59,7 +64,40 @@ class BlockRegisters final : public RegisterView {
   const uint64_t* block_;
 };
 
-RegisterId reg(const char* name) { return *find_register(probe_abi(insn::Arch::X86_64), name); }
+#if defined(__aarch64__)
+constexpr insn::Arch kHostArch = insn::Arch::AArch64;
+// x86-64 name -> the arm64 register in the same role (arguments, return value, pc, flags).
+constexpr std::pair<std::string_view, std::string_view> kHostNames[] = {
+    {"di", "x0"}, {"si", "x1"}, {"dx", "x2"}, {"cx", "x3"}, {"r8", "x4"}, {"r9", "x5"},
+    {"ax", "x0"}, {"ip", "pc"}, {"flags", "pstate"}, {"sp", "sp"}};
+#else
+constexpr insn::Arch kHostArch = insn::Arch::X86_64;
+constexpr std::pair<std::string_view, std::string_view> kHostNames[] = {{"sp", "sp"}};
+#endif
+
+std::string_view host_name(std::string_view name) {
+  for (const auto& [x86, host] : kHostNames)
+    if (x86 == name) return host;
+  return name;
+}
+
+// `definition` with every %REG spelled for this host.
+std::string on_host(const std::string& definition) {
+  std::string out;
+  for (size_t i = 0; i < definition.size();) {
+    if (definition[i] != '%') {
+      out += definition[i++];
+      continue;
+    }
+    size_t end = i + 1;
+    while (end < definition.size() && std::isalnum(static_cast<unsigned char>(definition[end]))) ++end;
+    out += "%" + std::string(host_name(std::string_view(definition).substr(i + 1, end - i - 1)));
+    i = end;
+  }
+  return out;
+}
+
+RegisterId reg(const char* name) { return *find_register(probe_abi(kHostArch), host_name(name)); }
 
 class AgentHarness {
  public:
@@ -129,10 +167,11 @@ class AgentHarness {
   std::unique_ptr<AgentRingReader> reader_;
 };
 
-ProbeFetchPlan plan_for(const std::string& definition) {
-  auto parsed = parse_definition(definition, ParseOptions{});
+ProbeFetchPlan plan_for(const std::string& x86_definition) {
+  const std::string definition = on_host(x86_definition);
+  auto parsed = parse_definition(definition, ParseOptions{kHostArch});
   EXPECT_TRUE(parsed) << definition << ": " << (parsed ? "" : parsed.error().render());
-  return compile_fetch_plan(parsed.value(), insn::Arch::X86_64);
+  return compile_fetch_plan(parsed.value(), kHostArch);
 }
 
 // One probe compiled for the agent, with a harness whose ring holds `ring_size` bytes.
@@ -428,15 +467,17 @@ TEST(Agent, WhatTheProgramScribblesOverTheRingIsNeverBelieved) {
 }
 
 TEST(Agent, ArgumentsOnlyTheTracerCanFetchAreRefused) {
-  auto ret = parse_definition("r:g/e work a=$arg1", ParseOptions{});
+  auto ret = parse_definition("r:g/e work a=$arg1", ParseOptions{kHostArch});
   ASSERT_TRUE(ret);
   // Saved arguments exist only for a return probe's capture, and a frame holds 8 of them.
-  EXPECT_FALSE(compile_agent_capture(compile_fetch_plan(ret.value(), insn::Arch::X86_64)));
-  EXPECT_TRUE(compile_agent_capture(compile_fetch_plan(ret.value(), insn::Arch::X86_64), true));
-  auto ninth = parse_definition("r:g/e work a=$arg9", ParseOptions{});
+  EXPECT_FALSE(compile_agent_capture(compile_fetch_plan(ret.value(), kHostArch)));
+  EXPECT_TRUE(compile_agent_capture(compile_fetch_plan(ret.value(), kHostArch), true));
+  auto ninth = parse_definition("r:g/e work a=$arg9", ParseOptions{kHostArch});
   ASSERT_TRUE(ninth);
-  EXPECT_FALSE(compile_agent_capture(compile_fetch_plan(ninth.value(), insn::Arch::X86_64), true));
-  EXPECT_FALSE(compile_agent_capture(plan_for("p:g/e work cs=%cs")));
+  EXPECT_FALSE(compile_agent_capture(compile_fetch_plan(ninth.value(), kHostArch), true));
+  if (kHostArch == insn::Arch::X86_64) {
+    EXPECT_FALSE(compile_agent_capture(plan_for("p:g/e work cs=%cs")));
+  }
   EXPECT_FALSE(compile_agent_capture(plan_for("p:g/e work s=+0(%di):string[17]")));
   EXPECT_TRUE(compile_agent_capture(plan_for("p:g/e work s=+0(%di):string[16]")));
 }
@@ -447,10 +488,16 @@ struct ReturnProbe {
   explicit ReturnProbe(const std::string& definition, uint32_t max_active = 4096)
       : plan(plan_for(definition)), capture(*compile_agent_capture(plan, true)), harness(1 << 20),
         descriptor(harness.descriptor(0, capture, max_active)), site(harness.site_descriptor()) {}
-  // A call of the probed function: `stack_slot` is where the call put the return address.
+  // A call of the probed function: `stack_slot` is where the call put the return address
+  // (x86-64; on AArch64 it is in x30 and sp points at the slot).
   void enter(uint64_t* stack_slot, uint64_t return_address, std::vector<std::pair<const char*, uint64_t>> regs) {
-    *stack_slot = return_address;
     uint64_t block[agent::kSavedRegisterWords] = {};
+#if defined(__aarch64__)
+    block[30] = return_address;
+    *stack_slot = ~return_address;  // not where AArch64 keeps it
+#else
+    *stack_slot = return_address;
+#endif
     for (const auto& [name, value] : regs) block[reg(name)] = value;
     block[reg("sp")] = reinterpret_cast<uint64_t>(stack_slot);
     block[reg("ip")] = 0x401000;
@@ -464,11 +511,12 @@ struct ReturnProbe {
     for (uint64_t entry : harness.returns().pending) n += entry == address;
     return n;
   }
-  // The return executed: at `return_address` with the return address's slot popped.
+  // The return executed: at `return_address` with the return address's slot popped (x86-64;
+  // AArch64 returns with sp as at the entry).
   void leave(uint64_t* stack_slot, uint64_t return_address, uint64_t rax) {
     uint64_t block[agent::kSavedRegisterWords] = {};
     block[reg("ax")] = rax;
-    block[reg("sp")] = reinterpret_cast<uint64_t>(stack_slot + 1);
+    block[reg("sp")] = reinterpret_cast<uint64_t>(stack_slot) + agent::kShortestRetPop;
     block[reg("ip")] = return_address;
     std::memcpy(last_return, block, sizeof block);
     harness.hit(site, block);
@@ -599,9 +647,12 @@ TEST(AgentReturns, EachThreadHasItsOwnFrames) {
       for (int i = 0; i < kCalls; ++i) {
         stack[30] = site;
         uint64_t block[agent::kSavedRegisterWords] = {};
+#if defined(__aarch64__)
+        block[30] = site;
+#endif
         block[reg("sp")] = reinterpret_cast<uint64_t>(&stack[30]);
         probe.harness.hit(probe.descriptor, block);
-        block[reg("sp")] += 8;
+        block[reg("sp")] += agent::kShortestRetPop;
         block[reg("ip")] = site;
         block[reg("ax")] = static_cast<uint64_t>(t);
         probe.harness.hit(probe.site, block);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "arch/arm64/arm64_probe_policy.h"
 #include "insn/arm64/arm64_insn.h"
 
 namespace xprobe::arch::arm64 {
@@ -14,21 +15,6 @@ using insn::arm64::InsnClass;
 namespace {
 
 constexpr uint64_t kInsnSize = 4;
-
-std::string_view refusal_reason(const insn::arm64::Arm64Insn& insn) {
-  switch (insn.cls) {
-    case InsnClass::NeverProbe:
-      return insn::arm64::never_reason_text(insn.never);
-    case InsnClass::Exclusive:
-      return "a load/store-exclusive instruction: the breakpoint's exception clears the exclusive monitor, and "
-             "executed out of line it is separated from its partner, so the sequence may never succeed";
-    case InsnClass::Sve:
-      return "an SVE/SME instruction: xprobe's decoder does not validate the SVE/SME encodings, so it cannot prove "
-             "this word is an allocated instruction";
-    default:
-      return {};
-  }
-}
 
 }  // namespace
 
@@ -84,9 +70,9 @@ CheckOutcome check_probe_point(std::span<const uint8_t> function_bytes, uint64_t
     return outcome;
   }
   outcome.kind = std::string(insn::arm64::class_name(insn.cls));
-  if (const auto reason = refusal_reason(insn); !reason.empty()) {
+  if (auto reason = probe_refusal(insn)) {
     outcome.verdict = Verdict::Unprobeable;
-    outcome.reason = std::string(reason);
+    outcome.reason = std::move(*reason);
     return outcome;
   }
   if (in_sequence) {

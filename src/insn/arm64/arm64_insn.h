@@ -101,6 +101,9 @@ struct Arm64Insn {
   ExclusiveKind exclusive = ExclusiveKind::None;
   bool exclusive_pair = false;
 
+  // FEAT_MOPS CPY*/SET* (prologue, main or epilogue): the three must execute consecutively.
+  bool memory_copy_set = false;
+
   NeverReason never = NeverReason::None;
   HintKind hint = HintKind::None;
   bool landing_pad = false;  // a valid BTI target (BTI, PACIASP, PACIBSP)

@@ -73,6 +73,7 @@ void decode_memory_copy_set(Arm64Insn& insn) {
   const bool set = field(w, 23, 22) == 0b11;
   const uint32_t rs = field(w, 20, 16), rn = field(w, 9, 5), rd = field(w, 4, 0);
   const bool registers_ok = rd != rn && rd != rs && rn != rs && rd != 31 && rn != 31 && (set || rs != 31);
+  insn.memory_copy_set = true;
   unallocated_unless(insn, field(w, 31, 30) == 0 && (!set || field(w, 15, 14) != 0b11) && registers_ok);
 }
 

@@ -9,20 +9,15 @@
 // state of the program (gettid, process_vm_readv on itself). Every read of program memory
 // goes through process_vm_readv, so a bad pointer is recorded as a fault, never a crash.
 #include "probe/agent/agent_abi.h"
+#include "probe/agent/agent_arch.h"
 #include "probe/agent/return_frames.h"
 
 using namespace xprobe::agent;
+using namespace xprobe::agent::arch;
 
 namespace {
 
-constexpr long kSysGettid = 186;
-constexpr long kSysRtSigaction = 13;
-constexpr long kSysRtSigprocmask = 14;
-constexpr long kSysTgkill = 234;
-constexpr long kSysProcessVmReadv = 310;
 constexpr uint64_t kPage = 4096;
-constexpr uint32_t kRipWord = 16;
-constexpr uint32_t kSpWord = 19;
 
 // What a return adds to a record, and where a return probe's entry keeps its saved words.
 struct ReturnFacts {
@@ -31,18 +26,6 @@ struct ReturnFacts {
   const uint64_t* saved = nullptr;  // the frame's words (return)
   uint64_t* save_to = nullptr;      // the new frame's words (entry)
 };
-
-inline long syscall6(long number, long a, long b, long c, long d, long e, long f) {
-  long result;
-  register long r10 __asm__("r10") = d;
-  register long r8 __asm__("r8") = e;
-  register long r9 __asm__("r9") = f;
-  __asm__ volatile("syscall"
-                   : "=a"(result)
-                   : "a"(number), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-                   : "rcx", "r11", "memory");
-  return result;
-}
 
 struct IoVector {
   uint64_t base;
@@ -128,13 +111,6 @@ uint32_t copy_string(const Reader& reader, uint64_t address, uint8_t* out, uint3
 
 inline uint64_t load_acquire(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 inline void store_release(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-
-uint64_t read_tsc(uint32_t& cpu) {
-  uint32_t low, high, aux;
-  __asm__ volatile("rdtscp" : "=a"(low), "=d"(high), "=c"(aux));
-  cpu = aux & 0xfff;
-  return (static_cast<uint64_t>(high) << 32) | low;
-}
 
 // Writes records into its reserved space, never past `end`.
 class RecordWriter {
@@ -268,7 +244,7 @@ void record(const AgentProbe& probe, uint32_t first_op, const uint64_t* register
   constexpr uint32_t kScratchBytes = 512;
   uint8_t scratch[kScratchBytes];
   uint32_t cpu = 0;
-  const uint64_t tsc = read_tsc(cpu);
+  const uint64_t tsc = read_clock(cpu);
   const Reader reader = reader_of(*ring);
   auto fill = [&](RecordWriter& out) {
     out.word(tid);
@@ -279,7 +255,7 @@ void record(const AgentProbe& probe, uint32_t first_op, const uint64_t* register
       for (uint32_t i = 0; i < probe.saved_count; ++i) out.word(facts.saved[i]);
     }
     for (uint32_t r = 0; r < kSavedRegisterWords; ++r)
-      if (probe.register_mask & (1u << r)) out.word(registers[r]);
+      if (probe.register_mask & (uint64_t{1} << r)) out.word(registers[r]);
     run_ops(probe, first_op, reader, registers, facts, out);
   };
   RecordWriter staged(scratch + 16, scratch + kScratchBytes);
@@ -409,7 +385,7 @@ void return_entry(const AgentProbe& probe, const uint64_t* registers) {
     return;
   }
   const uint64_t sp = registers[kSpWord];
-  const uint64_t return_address = *reinterpret_cast<const uint64_t*>(sp);  // the call just wrote it
+  const uint64_t return_address = return_address_at_entry(registers);
   if (thread->depth > kMaxFrames) thread->depth = 0;
   discard_frames_at_or_below(*thread, sp, [&](const AgentFrame& frame) { count_discarded(*state, frame); });
   const uint64_t site = find_site(state->sites, return_address);
@@ -453,7 +429,7 @@ void return_site(const AgentProbe& site, const uint64_t* registers) {
   if (thread == nullptr || thread->depth == 0) return;
   if (thread->depth > kMaxFrames) thread->depth = 0;
   AgentFrame returning;
-  if (!pop_returning_frame(*thread, registers[kSpWord], registers[kRipWord], returning,
+  if (!pop_returning_frame(*thread, registers[kSpWord], registers[kIpWord], returning,
                            [&](const AgentFrame& frame) { count_discarded(*state, frame); }))
     return;
   if (returning.probe_index < kMaxProbes)
@@ -462,7 +438,7 @@ void return_site(const AgentProbe& site, const uint64_t* registers) {
   if (probe->kind != kKindReturnEntry) return;
   ReturnFacts facts;
   facts.is_return = true;
-  facts.return_address = registers[kRipWord];
+  facts.return_address = registers[kIpWord];
   facts.saved = returning.saved;
   record(*probe, probe->entry_ops, registers, tid, facts);
 }

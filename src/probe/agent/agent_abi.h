@@ -34,9 +34,22 @@ inline constexpr uint32_t kRecordFixedWords = 5;    // header, position, tid, ts
 inline constexpr uint32_t kChunkHeaderBytes = 16;
 inline constexpr uint32_t kMaxCopy = 4096;          // one chunk at most (MAX_STRING_SIZE)
 
-// Saved registers: the trampoline stores word i of the block at index i of the x86-64 ptrace
-// register block (struct user_regs_struct) for i < kSavedRegisterWords.
-inline constexpr uint32_t kSavedRegisterWords = 20;  // r15 .. rsp
+// Saved registers: the trampoline stores word i of the block at index i of the ptrace
+// register block of the architecture (x86-64: struct user_regs_struct, r15 .. rsp; AArch64:
+// struct user_pt_regs, x0..x30, sp, pc, pstate) for i < kSavedRegisterWords. Both sides are
+// built for the same architecture (the agent for the one xprobe runs on).
+#if defined(__aarch64__)
+inline constexpr uint32_t kSavedRegisterWords = 34;
+#else
+inline constexpr uint32_t kSavedRegisterWords = 20;
+#endif
+static_assert(kSavedRegisterWords <= 64, "register_mask has a bit per saved register");
+// Words of the block the trampoline leaves without the thread's value (x86: orig_rax and cs).
+#if defined(__aarch64__)
+inline constexpr uint64_t kUnsavedRegisterMask = 0;
+#else
+inline constexpr uint64_t kUnsavedRegisterMask = (uint64_t{1} << 15) | (uint64_t{1} << 17);
+#endif
 
 enum AgentOpCode : uint8_t {
   kOpEnd = 0,        // end of the probe's program
@@ -94,8 +107,8 @@ struct AgentProbe {
   uint64_t returns;       // the AgentReturnState (return entries and sites), else 0
   uint32_t kind;          // AgentProbeKind
   uint32_t probe_index;   // < kMaxProbes
-  uint32_t register_mask; // bit i: record saved register i
   uint32_t max_record;    // bytes to reserve (the most the ops can record)
+  uint64_t register_mask; // bit i: record saved register i
   uint32_t max_active;    // return entries: outstanding frames of this probe, all threads
   uint32_t saved_count;   // return entries: words saved per frame (<= kMaxSavedWords)
   uint32_t entry_ops;     // return entries: ops[0 .. entry_ops) run at entry (kOpSave), the
@@ -123,7 +136,16 @@ inline constexpr uint64_t kSiteTrapped = uint64_t{1} << 63;    // watched by a b
 inline constexpr uint64_t kSiteUnwatched = uint64_t{1} << 62;  // neither: returns there are missed
 inline constexpr uint64_t kSiteFlags = kSiteTrapped | kSiteUnwatched;
 inline constexpr uint64_t kFreedThread = ~uint64_t{0};
+// How far above a frame's entry sp the sp is right after its function returned: x86 pops the
+// return address (and `ret imm16` up to 0xffff bytes more); AArch64 returns with sp as it was.
+// Below the shortest, the frame is still live.
+#if defined(__aarch64__)
+inline constexpr uint64_t kShortestRetPop = 0;
+inline constexpr uint64_t kLongestRetPop = 0;
+#else
+inline constexpr uint64_t kShortestRetPop = 8;
 inline constexpr uint64_t kLongestRetPop = 8 + 0xffff;  // ret imm16
+#endif
 inline constexpr int kRequestSignal = 23;              // SIGURG: ignored by default
 inline constexpr uint32_t kPendingSlots = 64;
 

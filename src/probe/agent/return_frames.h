@@ -27,14 +27,14 @@ inline void discard_frames_at_or_below(AgentThread& thread, uint64_t sp, Discard
   }
 }
 
-// A return to `address` with the stack pointer at `sp`: every frame entered below `sp` is
-// over; the outermost of them returns now if it was to return here, the others were unwound
+// A return to `address` with the stack pointer at `sp`: every frame entered at least
+// kShortestRetPop below `sp` is over; the outermost of them returns now if it was to return here, the others were unwound
 // past (longjmp, an exception). True when `returning` holds the frame that returns.
 template <typename Discard>
 inline bool pop_returning_frame(AgentThread& thread, uint64_t sp, uint64_t address, AgentFrame& returning,
                                 Discard discard) {
   bool popped = false;
-  while (thread.depth > 0 && thread.frames[thread.depth - 1].entry_sp < sp) {
+  while (thread.depth > 0 && thread.frames[thread.depth - 1].entry_sp + kShortestRetPop <= sp) {
     if (popped) discard(returning);
     copy_frame(returning, thread.frames[thread.depth - 1]);
     --thread.depth;
