@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "arch/x86/probe_support/abi.h"
+#include "arch/x86/probe_support/sim_registers.h"
 
 namespace xprobe::session {
 
