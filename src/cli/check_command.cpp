@@ -3,7 +3,7 @@
 
 #include "arch/probe_point_check.h"
 #include "cli/commands.h"
-#include "cli/symbol_location.h"
+#include "elf/function_location.h"
 #include "elf/elf_file.h"
 
 namespace xprobe::cli {
@@ -30,7 +30,7 @@ int run_check(const CheckOptions& options) {
     }
     arch = *parsed;
   }
-  auto location = locate_in_function(*file, options.place);
+  auto location = elf::locate_in_function(*file, options.place);
   if (!location) {
     fmt::print(stderr, "xprobe check: {}\n", location.error().message);
     return 2;

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "cli/symbol_location.h"
+#include "elf/function_location.h"
 #include "elf/elf_file.h"
 #include "insn/summary.h"
 #include "support/hex.h"
@@ -89,7 +89,7 @@ int run_decode(const DecodeOptions& options) {
     }
     const insn::Arch effective = arch.value_or(file->arch());
     if (!options.symbol.empty()) {
-      auto location = locate_in_function(*file, options.symbol);
+      auto location = elf::locate_in_function(*file, options.symbol);
       if (!location) {
         fmt::print(stderr, "xprobe decode: {}\n", location.error().message);
         return 1;

@@ -380,6 +380,7 @@ Result<std::optional<StopEvent>> Process::classify(pid_t tid, int status) {
     case PTRACE_EVENT_EXEC: {
       threads_.clear();
       threads_[pid_] = ThreadState::Stopped;
+      syscall_stub_ = 0;  // its memory is gone with the old image
       std::erase_if(pending_, [&](const StopEvent& pending) { return pending.tid != pid_; });
       if (auto opened = open_memory(); !opened) return opened.error();
       event.tid = pid_;
@@ -407,7 +408,7 @@ Result<std::optional<StopEvent>> Process::classify(pid_t tid, int status) {
       event.new_pid = static_cast<pid_t>(message);
       return std::optional<StopEvent>(event);
     case PTRACE_EVENT_EXIT:
-      if (exit_observer_) exit_observer_(tid);
+      if (exit_listener_) exit_listener_->thread_exiting(tid);
       if (tid == pid_ && threads_.size() > 1) {
         // A leader that exits before its threads stays a zombie until they are gone: it will
         // not stop again, so nobody may wait for it.
@@ -499,11 +500,18 @@ Status Process::wait_until_stopped(pid_t tid) {
 }
 
 Result<std::optional<StopEvent>> Process::next_event() {
+  auto next = next_event(WaitOptions{});
+  if (!next) return next.error();
+  return std::move(next->event);
+}
+
+Result<NextEvent> Process::next_event(const WaitOptions& options) {
+  WaitOptions wait = options;
   for (;;) {
     if (!pending_.empty()) {
       StopEvent event = pending_.front();
       pending_.pop_front();
-      return std::optional<StopEvent>(event);
+      return NextEvent{event, false};
     }
     if (!alive_) return make_error(fmt::format("process {} is gone", pid_));
     for (auto& [tid, state] : threads_) {
@@ -515,20 +523,21 @@ Result<std::optional<StopEvent>> Process::next_event() {
       }
     }
     if (!pending_.empty()) continue;
-    auto waited = wait_any();
+    auto waited = wait_any(wait);
+    wait.poll_first = true;  // what follows a reaped status is a fresh wait
     if (!waited) return waited.error();
-    if (!*waited) return std::optional<StopEvent>();
-    RawWait raw = **waited;
+    if (!waited->status) return NextEvent{std::nullopt, waited->idle};
+    RawWait raw = *waited->status;
     if (!owns(raw.tid)) {
       stash_status(raw.tid, raw.status);
       StopEvent foreign;
       foreign.kind = StopKind::Foreign;
       foreign.tid = raw.tid;
-      return std::optional<StopEvent>(foreign);
+      return NextEvent{foreign, false};
     }
     auto event = classify(raw.tid, raw.status);
     if (!event) return event.error();
-    if (*event) return event;
+    if (*event) return NextEvent{std::move(*event), false};
   }
 }
 
@@ -1041,6 +1050,28 @@ std::span<const uint8_t> Process::syscall_stub_code(pid_t tid) {
   (void)tid;
 #endif
   return kSyscallStub;
+}
+
+Status Process::install_syscall_stub(pid_t tid, uint64_t address) {
+  if (auto written = write(address, syscall_stub_code(tid)); !written) return written;
+  syscall_stub_ = address;
+  return {};
+}
+
+Result<uint64_t> Process::remote_mmap_at(pid_t tid, uint64_t address, uint64_t size, int prot) {
+  constexpr uint64_t kMapFixedNoReplace = 0x100000;
+  const uint64_t args[] = {address, size, static_cast<uint64_t>(prot), MAP_PRIVATE | MAP_ANONYMOUS | kMapFixedNoReplace,
+                           ~uint64_t{0}, 0};
+  auto mapped = remote_syscall(tid, SYS_mmap, args);
+  if (!mapped) return mapped.error();
+  if (*mapped < 0 && *mapped > -4096)
+    return make_error(fmt::format("cannot map {} bytes at 0x{:x} in process {}: {}", size, address, pid_, std::strerror(static_cast<int>(-*mapped))));
+  if (static_cast<uint64_t>(*mapped) != address) {
+    // An old kernel ignored MAP_FIXED_NOREPLACE and put it elsewhere: not what was asked.
+    static_cast<void>(remote_munmap(tid, static_cast<uint64_t>(*mapped), size));
+    return make_error(fmt::format("cannot map {} bytes at 0x{:x} in process {}: the range is taken", size, address, pid_));
+  }
+  return address;
 }
 
 Result<int64_t> Process::remote_munmap(pid_t tid, uint64_t address, uint64_t size) {

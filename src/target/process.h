@@ -24,6 +24,7 @@
 #include "target/maps.h"
 #include "target/memory.h"
 #include "target/registers.h"
+#include "target/wait.h"
 
 namespace xprobe::target {
 
@@ -59,6 +60,20 @@ struct StopEvent {
 
 enum class ThreadState { Running, Stopped, Listening, Starting };
 
+// Told when a thread stops on its way out (PTRACE_EVENT_EXIT), its memory still in place.
+class ThreadExitListener {
+ public:
+  virtual ~ThreadExitListener() = default;
+  virtual void thread_exiting(pid_t tid) = 0;
+};
+
+// What a wait for the next event brought: an event, or nothing because a stop was requested
+// (StopSignals) or the wait went idle (WaitOptions::idle_after_ms).
+struct NextEvent {
+  std::optional<StopEvent> event;
+  bool idle = false;
+};
+
 struct LaunchOptions {
   bool kill_on_tracer_exit = true;  // PTRACE_O_EXITKILL: the program dies with xprobe (launched only)
 };
@@ -86,6 +101,8 @@ class Process final : public Memory {
   // The next event of this process. std::nullopt: a stop was requested (StopSignals) before
   // any event arrived. Events of other processes' tids that arrive meanwhile are queued for them.
   Result<std::optional<StopEvent>> next_event();
+  // The same, and it may return idle after options.idle_after_ms without an event.
+  Result<NextEvent> next_event(const WaitOptions& options);
 
   Status resume(pid_t tid, int signal = 0);
   // Resumes every stopped thread that has no event waiting to be reported (but `except`).
@@ -125,7 +142,13 @@ class Process final : public Memory {
   // `highest_end` is 0, ends at or below `highest_end` (32-bit code reaches only 4 GiB).
   Result<uint64_t> remote_mmap_near(pid_t tid, uint64_t near, uint64_t size, int prot, uint64_t reach,
                                     uint64_t highest_end = 0);
+  // Maps `size` bytes exactly at `address` (never over something mapped there): `address`, or
+  // an error.
+  Result<uint64_t> remote_mmap_at(pid_t tid, uint64_t address, uint64_t size, int prot);
   Result<int64_t> remote_munmap(pid_t tid, uint64_t address, uint64_t size);
+  // Writes the system-call stub for the code thread `tid` runs at `address` (executable memory
+  // of the caller's, never entered by the program) and runs later remote calls from there.
+  Status install_syscall_stub(pid_t tid, uint64_t address);
   // An executable address holding `syscall; int3`, used by remote_syscall instead of patching
   // the code at the thread's rip (set by whoever owns an executable area in the target).
   void set_syscall_stub(uint64_t address) { syscall_stub_ = address; }
@@ -140,8 +163,7 @@ class Process final : public Memory {
 #endif
   // The stub for the code thread `tid` runs (64- or 32-bit).
   std::span<const uint8_t> syscall_stub_code(pid_t tid);
-  // Called when a thread stops on its way out (PTRACE_EVENT_EXIT), memory still in place.
-  void set_exit_observer(std::function<void(pid_t)> observer) { exit_observer_ = std::move(observer); }
+  void set_exit_listener(ThreadExitListener* listener) { exit_listener_ = listener; }
 
   // The tid of any stopped thread, or 0.
   pid_t any_stopped_thread() const;
@@ -171,7 +193,7 @@ class Process final : public Memory {
   int mem_fd_ = -1;
   bool use_vm_readv_ = true;
   uint64_t syscall_stub_ = 0;
-  std::function<void(pid_t)> exit_observer_;
+  ThreadExitListener* exit_listener_ = nullptr;
   std::map<pid_t, ThreadState> threads_;
   std::deque<StopEvent> pending_;
   bool waiting_for_interrupt_ = false;

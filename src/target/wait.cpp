@@ -29,27 +29,13 @@ void on_stop_signal(int signal) {
   errno = saved_errno;
 }
 
-std::function<void()> g_idle_hook;
-unsigned g_idle_interval_ms = 5;
-
 void on_idle_timer(int) {}
 
 // A periodic timer, so that a tick that lands just before waitpid() blocks is followed by
 // another one.
-void arm_idle_timer(bool on) {
-  itimerval timer{};
-  if (on) {
-    timer.it_value.tv_usec = static_cast<suseconds_t>(g_idle_interval_ms) * 1000;
-    timer.it_interval = timer.it_value;
-  }
-  setitimer(ITIMER_REAL, &timer, nullptr);
-}
-
-}  // namespace
-
-void set_idle_hook(std::function<void()> hook, unsigned interval_ms) {
+void arm_idle_timer(unsigned interval_ms) {
   static bool installed = false;
-  if (hook && !installed) {
+  if (interval_ms != 0 && !installed) {
     struct sigaction action;
     std::memset(&action, 0, sizeof action);
     action.sa_handler = on_idle_timer;
@@ -58,11 +44,13 @@ void set_idle_hook(std::function<void()> hook, unsigned interval_ms) {
     sigaction(SIGALRM, &action, nullptr);
     installed = true;
   }
-  g_idle_hook = std::move(hook);
-  g_idle_interval_ms = interval_ms == 0 ? 1 : interval_ms;
+  itimerval timer{};
+  timer.it_value.tv_usec = static_cast<suseconds_t>(interval_ms) * 1000;
+  timer.it_interval = timer.it_value;
+  setitimer(ITIMER_REAL, &timer, nullptr);
 }
 
-void set_idle_interval(unsigned interval_ms) { g_idle_interval_ms = interval_ms == 0 ? 1 : interval_ms; }
+}  // namespace
 
 StopSignals::StopSignals() {
   if (g_stop_signals_depth++ > 0) return;
@@ -89,13 +77,15 @@ void set_wake_thread(pid_t tid) { g_wake_tid = tid; }
 
 constexpr int kPollsBeforeSleeping = 200;  // ~0.2 ms of waitpid(WNOHANG) at most
 
-Result<std::optional<RawWait>> wait_any(std::optional<pid_t> tid) {
-  pid_t which = tid ? *tid : -1;
-  bool just_idled = false;
+namespace {
+
+// The one waitpid loop: `tid` for a protocol step (an injected system call, an interrupt),
+// which a stop request does not end (the caller's next general wait honours it).
+Result<WaitResult> wait_for(std::optional<pid_t> tid, const WaitOptions& options) {
+  const pid_t which = tid ? *tid : -1;
+  bool poll = options.poll_first;
   for (;;) {
-    // A specific tid is waited for inside a protocol step (an injected syscall, an
-    // interrupt); the stop request is honoured by the caller's next general wait.
-    if (!tid && g_stop_requested) return std::optional<RawWait>();
+    if (!tid && g_stop_requested) return WaitResult{};
     int status = 0;
     // A thread that was just resumed usually stops again within microseconds (the next hit).
     // Polling briefly first keeps this CPU awake: in a VM, sleeping and being woken by the
@@ -104,29 +94,38 @@ Result<std::optional<RawWait>> wait_any(std::optional<pid_t> tid) {
     // that arrives with it is honoured by the next call. (Dropping it would leave that
     // thread in a ptrace-stop nobody knows about: the detach then waits for it forever.)
     pid_t got = 0;
-    for (int spin = just_idled ? kPollsBeforeSleeping : 0; spin < kPollsBeforeSleeping && got == 0; ++spin) {
+    for (int spin = poll ? 0 : kPollsBeforeSleeping; spin < kPollsBeforeSleeping && got == 0; ++spin) {
       got = ::waitpid(which, &status, __WALL | WNOHANG);
-      if (got == 0 && !tid && g_stop_requested) return std::optional<RawWait>();
+      if (got == 0 && !tid && g_stop_requested) return WaitResult{};
     }
-    bool idle = false;
+    bool timed_out = false;
     if (got == 0) {
-      const bool timed = !tid && g_idle_hook;
-      if (timed) arm_idle_timer(true);
+      const unsigned interval = tid ? 0 : options.idle_after_ms;
+      if (interval != 0) arm_idle_timer(interval);
       got = ::waitpid(which, &status, __WALL);
       const int saved_errno = errno;
-      if (timed) arm_idle_timer(false);
+      if (interval != 0) arm_idle_timer(0);
       errno = saved_errno;
-      idle = timed && got < 0 && errno == EINTR;
+      timed_out = interval != 0 && got < 0 && errno == EINTR;
     }
-    if (got > 0) return std::optional<RawWait>(RawWait{got, status});
+    if (got > 0) return WaitResult{RawWait{got, status}, false};
     if (errno == EINTR) {
-      // After a timer tick, straight back to sleep: polling is for right after a resume.
-      just_idled = idle;
-      if (idle && !g_stop_requested) g_idle_hook();
+      if (timed_out && !g_stop_requested) return WaitResult{std::nullopt, true};
+      poll = true;
       continue;
     }
     return make_error(fmt::format("waitpid: {}", std::strerror(errno)));
   }
+}
+
+}  // namespace
+
+Result<WaitResult> wait_any(const WaitOptions& options) { return wait_for(std::nullopt, options); }
+
+Result<std::optional<RawWait>> wait_any(std::optional<pid_t> tid) {
+  auto waited = wait_for(tid, WaitOptions{});
+  if (!waited) return waited.error();
+  return waited->status;
 }
 
 }  // namespace xprobe::target

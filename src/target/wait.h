@@ -3,7 +3,6 @@
 // request (SIGINT/SIGTERM sent to the tracer) without a race.
 #include <sys/types.h>
 
-#include <functional>
 #include <optional>
 
 #include "support/result.h"
@@ -30,17 +29,27 @@ int stop_signal();
 void request_stop();        // as if SIGINT had arrived (tests, the CLI)
 void clear_stop_request();
 
-// While set, a wait for any child that blocks longer than `interval_ms` runs `hook` and
-// waits on (the jump engine's records are collected so even when no thread stops).
-void set_idle_hook(std::function<void()> hook, unsigned interval_ms = 5);
-// Changes the interval of the hook in place (from the next wait on).
-void set_idle_interval(unsigned interval_ms);
-
 struct RawWait {
   pid_t tid = 0;
   int status = 0;
 };
 
+struct WaitOptions {
+  // A wait for any child that blocks this long returns with WaitResult::idle set (the jump
+  // engine's records are collected so even when no thread stops). 0: wait as long as it takes.
+  unsigned idle_after_ms = 0;
+  // Poll briefly before sleeping: right after a resume the next stop is usually microseconds
+  // away. The caller turns it off for the wait that follows an idle return.
+  bool poll_first = true;
+};
+
+struct WaitResult {
+  std::optional<RawWait> status;  // empty: a stop was requested, or the wait went idle
+  bool idle = false;
+};
+
+// Waits for any traced child. An error when there is no child left.
+Result<WaitResult> wait_any(const WaitOptions& options);
 // Waits for any traced child (or `tid` when given). Returns std::nullopt when a stop was
 // requested before anything happened, an error when there is no child left.
 Result<std::optional<RawWait>> wait_any(std::optional<pid_t> tid = std::nullopt);

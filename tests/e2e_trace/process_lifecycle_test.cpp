@@ -4,7 +4,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <thread>
 
@@ -209,6 +212,94 @@ TEST(Lifecycle, ASigtermAfterTheProfileKeepsTheProgramsExitStatus) {
     EXPECT_TRUE(signalled) << seen;
     ASSERT_TRUE(WIFEXITED(status)) << "xprobe was killed by signal " << WTERMSIG(status) << "\n" << seen;
     EXPECT_EQ(WEXITSTATUS(status), 5) << seen;
+  }
+}
+
+// How many descriptors process `pid` has open, from /proc/PID/fd.
+size_t open_descriptors(pid_t pid) {
+  DIR* dir = opendir(fmt::format("/proc/{}/fd", pid).c_str());
+  if (dir == nullptr) return 0;
+  size_t count = 0;
+  while (const dirent* entry = readdir(dir))
+    if (entry->d_name[0] != '.') ++count;
+  closedir(dir);
+  return count;
+}
+
+// Reads `from` until `line` has arrived (or the other end closed); what came.
+std::string read_until(int from, const std::string& line) {
+  std::string seen;
+  char buffer[256];
+  while (seen.find(line) == std::string::npos) {
+    const ssize_t n = read(from, buffer, sizeof buffer);
+    if (n <= 0) break;
+    seen.append(buffer, static_cast<size_t>(n));
+  }
+  return seen;
+}
+
+struct DescriptorCounts {
+  size_t before = 0;  // xprobe's open descriptors once the program runs, before its threads
+  size_t after = 0;   // once 2,000 threads came and went
+  int status = -1;
+  std::string output;
+  size_t events = 0;
+};
+
+// Traces thread_churn 2000 with `engine` and counts xprobe's descriptors in both moments the
+// program waits in (see programs/thread_churn.c).
+DescriptorCounts count_descriptors_around_2000_threads(const std::string& engine) {
+  DescriptorCounts counts;
+  const std::string trace_file = fmt::format("/tmp/xprobe-fd-leak-{}-{}.trace", getpid(), engine);
+  int to_program[2], from_program[2];
+  if (pipe(to_program) != 0 || pipe(from_program) != 0) return counts;
+  const pid_t xprobe = fork();
+  if (xprobe == 0) {
+    dup2(to_program[0], 0);
+    dup2(from_program[1], 1);
+    for (int fd : {to_program[0], to_program[1], from_program[0], from_program[1]}) close(fd);
+    execl(XPROBE_PATH, XPROBE_PATH, "trace", "--engine", engine.c_str(), "-o", trace_file.c_str(), "-e",
+          "p:t/work work i=%di:s32", "--", THREAD_CHURN_PATH, "2000", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(to_program[0]);
+  close(from_program[1]);
+  counts.output = read_until(from_program[0], "ready\n");
+  counts.before = open_descriptors(xprobe);
+  const char go = 'g';
+  if (write(to_program[1], &go, 1) == 1) {
+    counts.output += read_until(from_program[0], "joined\n");
+    // pthread_join returns when the kernel clears the thread's tid, a moment before xprobe
+    // reaps its exit: give the last exits a few seconds to arrive.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    do {
+      counts.after = open_descriptors(xprobe);
+      if (counts.after == counts.before) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    } while (std::chrono::steady_clock::now() < deadline);
+    if (write(to_program[1], &go, 1) != 1) counts.after = 0;
+  }
+  close(to_program[1]);
+  close(from_program[0]);
+  int status = 0;
+  if (waitpid(xprobe, &status, 0) == xprobe && WIFEXITED(status)) counts.status = WEXITSTATUS(status);
+  counts.events = count(parse_trace(read_text_file(trace_file)), "work");
+  std::remove(trace_file.c_str());
+  return counts;
+}
+
+// Every thread that hits a breakpoint gets a descriptor of xprobe's (its /proc/TID/stat, read
+// for the CPU column); a thread that is gone must not keep it, or a long trace of a program
+// that creates threads runs out of descriptors.
+TEST(Lifecycle, TwoThousandThreadsCreatedAndJoinedLeaveXprobesDescriptorCountWhereItWas) {
+  for (const std::string engine : {"trap", "auto"}) {
+    SCOPED_TRACE("--engine " + engine);
+    const DescriptorCounts counts = count_descriptors_around_2000_threads(engine);
+    EXPECT_EQ(counts.status, 0) << counts.output;
+    EXPECT_EQ(counts.output, "ready\njoined\n");
+    EXPECT_EQ(counts.events, 2001u);  // the main thread's work(-1) and one per thread
+    EXPECT_GT(counts.before, 3u);     // stdio, the trace file, the process's memory at least
+    EXPECT_EQ(counts.after, counts.before);
   }
 }
 

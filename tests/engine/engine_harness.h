@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "probe/engine/trap_engine.h"
+#include "supervisor/supervisor.h"
 #include "test_support.h"
 #include "zydis_stand_in.h"
 
@@ -17,14 +18,16 @@ namespace xprobe::testing {
 struct TracedRun {
   bool launched = false;
   std::string error;
-  probe::engine::RunResult result;
+  supervisor::RunResult result;
   std::string output;
 };
 
-// Launches argv stopped at exec, lets `setup` add probes, runs to the end.
-inline TracedRun run_traced(const std::vector<std::string>& argv,
-                            const std::function<void(probe::engine::TrapEngine&, target::Process&)>& setup,
-                            const std::function<void(probe::engine::TrapEngine&)>& after = nullptr) {
+// Launches argv stopped at exec, lets `setup` add probes (and participants of its own), runs
+// to the end, lets `after` look at the engine.
+inline TracedRun run_traced_supervised(
+    const std::vector<std::string>& argv,
+    const std::function<void(supervisor::Supervisor&, probe::engine::TrapEngine&, target::Process&)>& setup,
+    const std::function<void(probe::engine::TrapEngine&)>& after = nullptr) {
   TracedRun run;
   CapturedStdout captured;
   auto process = target::Process::launch(argv);
@@ -35,9 +38,10 @@ inline TracedRun run_traced(const std::vector<std::string>& argv,
   }
   run.launched = true;
   {
-    probe::engine::TrapEngine engine(**process, engine_options());
-    setup(engine, **process);
-    auto result = engine.run();
+    supervisor::Supervisor supervisor(**process);
+    probe::engine::TrapEngine engine(supervisor, engine_arch());
+    setup(supervisor, engine, **process);
+    auto result = supervisor.run();
     if (!result) {
       run.error = result.error().message;
     } else {
@@ -49,8 +53,22 @@ inline TracedRun run_traced(const std::vector<std::string>& argv,
   return run;
 }
 
-inline int exit_status_of(const probe::engine::RunResult& result) {
-  return result.end == probe::engine::RunEnd::Exited ? result.exit_status : 128 + result.signal;
+inline TracedRun run_traced(const std::vector<std::string>& argv,
+                            const std::function<void(probe::engine::TrapEngine&, target::Process&)>& setup,
+                            const std::function<void(probe::engine::TrapEngine&)>& after = nullptr) {
+  return run_traced_supervised(
+      argv, [&](supervisor::Supervisor&, probe::engine::TrapEngine& engine, target::Process& process) { setup(engine, process); },
+      after);
+}
+
+// A participant that runs `action` after every exec (once the engines forgot the old image).
+struct AfterExec final : supervisor::Participant {
+  std::function<void()> action;
+  void on_exec() override { action(); }
+};
+
+inline int exit_status_of(const supervisor::RunResult& result) {
+  return result.end == supervisor::RunEnd::Exited ? result.exit_status : 128 + result.signal;
 }
 
 // The host's calling convention as these tests read it: integer argument `n` (0 or 1) at a
@@ -131,10 +149,7 @@ inline std::vector<uint64_t> instruction_boundaries(target::Process& process, ui
   for (uint64_t offset = 0; offset + 4 <= size; offset += 4) boundaries.push_back(start + offset);
   return boundaries;
 #endif
-  auto decode = engine_options().decode;
-  if (!decode) decode = [](std::span<const uint8_t> bytes, uint64_t address, insn::x86::X86Insn& out) {
-    return insn::x86::decode(bytes, address, insn::x86::DecoderConfig{}, out);
-  };
+  const auto decode = engine_decoder();
   for (uint64_t offset = 0; offset < size;) {
     insn::x86::X86Insn insn;
     auto window = std::span<const uint8_t>(code).subspan(offset, std::min<uint64_t>(15, size - offset));

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "arch/probe_arch.h"
-#include "arch/x86/probe_support/abi.h"
+#include "arch/x86/probe_support/sim_registers.h"
 #include "arch/x86/probe_support/x86_probe_arch.h"
 #include "probe/arch_registers.h"
 #include "sim/x86/branch_sim.h"

@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "arch/x86/probe_support/abi.h"
+#include "arch/x86/probe_support/sim_registers.h"
 #include "arch/x86/probe_support/execution_plan.h"
 
 namespace xprobe::arch::x86 {

@@ -18,6 +18,8 @@ namespace xprobe::probe::engine {
 namespace {
 
 using namespace xprobe::testing;
+using supervisor::RunEnd;
+using supervisor::RunResult;
 
 int reference_fib(int n) { return n < 2 ? n : reference_fib(n - 1) + reference_fib(n - 2); }
 
@@ -306,13 +308,14 @@ TEST(TrapEngineTest, SigintDetachesAndTheAttachedProgramRunsOnUntouched) {
   }
   close(pipe_fds[1]);
   wait_for_exec(pid, program);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50 * kEmulationSlowdown));
   uint64_t ticks = 0;
   {
     target::StopSignals stop_signals;
     auto process = target::Process::attach(pid);
     ASSERT_TRUE(process) << process.error().message;
-    TrapEngine engine(**process, engine_options());
+    supervisor::Supervisor supervisor(**process);
+    TrapEngine engine(supervisor, engine_arch());
     ProbeSpec tick;
     tick.address = symbol_address(pid, program, "tick");
     tick.on_hit = [&](const HitContext&) { ++ticks; };
@@ -326,7 +329,7 @@ TEST(TrapEngineTest, SigintDetachesAndTheAttachedProgramRunsOnUntouched) {
       std::this_thread::sleep_for(std::chrono::milliseconds(150 * kEmulationSlowdown));
       kill(getpid(), SIGINT);
     });
-    auto result = engine.run();
+    auto result = supervisor.run();
     interrupter.join();
     ASSERT_TRUE(result) << result.error().message;
     EXPECT_EQ(result->end, RunEnd::Detached);
@@ -346,6 +349,8 @@ namespace xprobe::probe::engine {
 namespace {
 
 using namespace xprobe::testing;
+using supervisor::RunEnd;
+using supervisor::RunResult;
 
 TEST(TrapEngineTest, SignalsAndGroupStopsReachTheProgramUnchanged) {
   std::string program = e2e_program("signals");
@@ -382,19 +387,21 @@ TEST(TrapEngineTest, ExecDropsProbesAndTheHandlerPlantsThemInTheNewImage) {
   ASSERT_EQ(untraced.exit_status, 4);
   ProbeId before = 0, after = 0;
   std::vector<uint64_t> arguments;
-  auto run = run_traced({program}, [&](TrapEngine& engine, target::Process& process) {
+  AfterExec plant_again;
+  auto run = run_traced_supervised({program}, [&](supervisor::Supervisor& supervisor, TrapEngine& engine, target::Process& process) {
     ProbeSpec spec;
     spec.address = symbol_address(process.pid(), program, "work");
     spec.on_hit = [&](const HitContext& hit) { arguments.push_back(first_argument(hit.registers)); };
     auto id = engine.add_probe(spec);
     ASSERT_TRUE(id) << id.error().message;
     before = *id;
-    engine.set_exec_handler([&, spec](TrapEngine& again) mutable {
-      spec.address = symbol_address(again.process().pid(), program, "work");
-      auto new_id = again.add_probe(spec);
+    plant_again.action = [&, spec]() mutable {
+      spec.address = symbol_address(process.pid(), program, "work");
+      auto new_id = engine.add_probe(spec);
       ASSERT_TRUE(new_id) << new_id.error().message;
       after = *new_id;
-    });
+    };
+    supervisor.join(plant_again);
   }, [&](TrapEngine& engine) {
     EXPECT_EQ(engine.stats(before).hits, 1u);
     EXPECT_EQ(engine.stats(after).hits, 2u);
@@ -456,13 +463,14 @@ TEST(TrapEngineTest, RepeatedAttachTraceDetachCyclesOnABusyMultithreadedProgram)
   }
   close(pipe_fds[1]);
   wait_for_exec(pid, program);
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20 * kEmulationSlowdown));
   uint64_t total_hits = 0;
   int cycles = 0;
   for (; cycles < 20; ++cycles) {
     auto process = target::Process::attach(pid);
     if (!process) break;  // finished early
-    TrapEngine engine(**process, engine_options());
+    supervisor::Supervisor supervisor(**process);
+    TrapEngine engine(supervisor, engine_arch());
     uint64_t tick = symbol_address(pid, program, "tick");
     for (uint64_t address : instruction_boundaries(**process, tick, symbol_size(program, "tick"))) {
       ProbeSpec spec;
@@ -478,7 +486,7 @@ TEST(TrapEngineTest, RepeatedAttachTraceDetachCyclesOnABusyMultithreadedProgram)
     ret.is_return = true;
     auto id = engine.add_probe(ret);
     ASSERT_TRUE(id) << id.error().message;
-    auto result = engine.run();
+    auto result = supervisor.run();
     target::clear_stop_request();
     ASSERT_TRUE(result) << result.error().message;
     if (result->end != RunEnd::Detached) break;
@@ -497,6 +505,8 @@ namespace xprobe::probe::engine {
 namespace {
 
 using namespace xprobe::testing;
+using supervisor::RunEnd;
+using supervisor::RunResult;
 
 // Under seccomp no system call is injected: a probe that needs an out-of-line slot is
 // refused with the reason; one that is emulated (the call in main) still works.
@@ -543,6 +553,8 @@ namespace xprobe::probe::engine {
 namespace {
 
 using namespace xprobe::testing;
+using supervisor::RunEnd;
+using supervisor::RunResult;
 
 TEST(TrapEngineTest, FollowForkTracesTheChildWithTheSameProbes) {
   std::string program = e2e_program("forker");
@@ -554,11 +566,12 @@ TEST(TrapEngineTest, FollowForkTracesTheChildWithTheSameProbes) {
   auto process = target::Process::launch({program});
   captured.restore();
   ASSERT_TRUE(process) << process.error().message;
-  EngineOptions options = engine_options();
+  supervisor::SupervisorOptions options;
   options.follow_fork = true;
   RunResult result;
   {
-    TrapEngine engine(**process, options);
+    supervisor::Supervisor supervisor(**process, options);
+    TrapEngine engine(supervisor, engine_arch());
     ProbeSpec spec;
     spec.address = symbol_address((*process)->pid(), program, "work");
     spec.on_hit = [&](const HitContext& hit) { ++hits_by_process[hit.process.pid()]; };
@@ -575,7 +588,7 @@ TEST(TrapEngineTest, FollowForkTracesTheChildWithTheSameProbes) {
     id = engine.add_probe(ret);
     ASSERT_TRUE(id) << id.error().message;
     work_return = *id;
-    auto ran = engine.run();
+    auto ran = supervisor.run();
     ASSERT_TRUE(ran) << ran.error().message;
     result = *ran;
     EXPECT_EQ(engine.stats(work).hits, 15u);  // parent 5 + 5, child 5
@@ -595,6 +608,8 @@ namespace xprobe::probe::engine {
 namespace {
 
 using namespace xprobe::testing;
+using supervisor::RunEnd;
+using supervisor::RunResult;
 
 // The faulting load is the probed instruction itself, run out of line: the program must
 // still die of SIGSEGV exactly as untraced, and its handler-less death is reported.
@@ -650,6 +665,8 @@ namespace xprobe::probe::engine {
 namespace {
 
 using namespace xprobe::testing;
+using supervisor::RunEnd;
+using supervisor::RunResult;
 
 // Every instruction boundary of a few libc functions the program uses (stdio, malloc), planted
 // once libc is mapped (from an internal breakpoint at main): whatever the decoder meets there
@@ -701,6 +718,8 @@ namespace xprobe::probe::engine {
 namespace {
 
 using namespace xprobe::testing;
+using supervisor::RunEnd;
+using supervisor::RunResult;
 
 // A probe on every instruction of clock_nanosleep, syscall included: the syscall runs out of
 // line, so threads sleep inside a slot. Detaching then moves them to the original code
@@ -720,12 +739,13 @@ TEST(TrapEngineTest, DetachWhileThreadsSleepInASyscallRunOutOfLine) {
   }
   close(pipe_fds[1]);
   wait_for_exec(pid, program);
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  std::this_thread::sleep_for(std::chrono::milliseconds(30 * kEmulationSlowdown));
   uint64_t syscall_hits = 0;
   for (int cycle = 0; cycle < 5; ++cycle) {
     auto process = target::Process::attach(pid);
     ASSERT_TRUE(process) << process.error().message;
-    TrapEngine engine(**process, engine_options());
+    supervisor::Supervisor supervisor(**process);
+    TrapEngine engine(supervisor, engine_arch());
     std::string libc = mapped_object(pid, "libc.so");
     ASSERT_FALSE(libc.empty());
     uint64_t start = symbol_address(pid, libc, "clock_nanosleep");
@@ -756,7 +776,7 @@ TEST(TrapEngineTest, DetachWhileThreadsSleepInASyscallRunOutOfLine) {
       auto id = engine.add_probe(spec);
       ASSERT_TRUE(id) << id.error().message;
     }
-    auto result = engine.run();
+    auto result = supervisor.run();
     target::clear_stop_request();
     ASSERT_TRUE(result) << result.error().message;
     ASSERT_EQ(result->end, RunEnd::Detached);
@@ -775,6 +795,8 @@ namespace xprobe::probe::engine {
 namespace {
 
 using namespace xprobe::testing;
+using supervisor::RunEnd;
+using supervisor::RunResult;
 
 // A detach from inside a hit's callback (the engine promises detach() is safe at any time):
 // the hit thread had executed the int3 and was not resumed yet, so it sat one byte into the
@@ -794,20 +816,23 @@ TEST(TrapEngineTest, DetachFromAHitCallbackPutsTheHitThreadBackOnTheProbedInstru
   }
   close(pipe_fds[1]);
   wait_for_exec(pid, program);
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20 * kEmulationSlowdown));
   {
     auto process = target::Process::attach(pid);
     ASSERT_TRUE(process) << process.error().message;
-    TrapEngine engine(**process, engine_options());
+    supervisor::Supervisor supervisor(**process);
+    TrapEngine engine(supervisor, engine_arch());
     ProbeSpec add;
     add.address = symbol_address(pid, program, "add");
     ASSERT_NE(add.address, 0u);
     int hits = 0;
     add.on_hit = [&](const HitContext&) {
-      if (++hits == 5) (void)engine.detach();
+      if (++hits == 5) {
+        ASSERT_TRUE(supervisor.detach());
+      }
     };
     ASSERT_TRUE(engine.add_probe(add));
-    auto result = engine.run();
+    auto result = supervisor.run();
     if (result) {
       EXPECT_EQ(result->end, RunEnd::Detached);
     } else {
@@ -818,6 +843,76 @@ TEST(TrapEngineTest, DetachFromAHitCallbackPutsTheHitThreadBackOnTheProbedInstru
   const xprobe::testing::RunResult finished = finish_child(pipe_fds[0], pid);
   EXPECT_EQ(finished.exit_status, untraced.exit_status);
   EXPECT_EQ(finished.output, untraced.output);
+}
+
+}  // namespace
+}  // namespace xprobe::probe::engine
+
+namespace xprobe::probe::engine {
+namespace {
+
+using namespace xprobe::testing;
+
+// Probes removed while the program runs, each from its own callback: an entry probe after its
+// third hit, a return probe on recursive fib after its fifth return (with frames still
+// outstanding). Afterwards no callback of theirs runs, their statistics stay, and once the
+// last outstanding frame is gone the code of add, fib and main reads as it did before
+// tracing: every breakpoint, return sites included, came out.
+TEST(TrapEngineTest, ProbesRemovedWhileTracingStopAndLeaveTheOriginalCode) {
+  std::string program = e2e_program("counter");
+  auto untraced = run_untraced({program, "10"});
+  ProbeId add = 0, fib = 0;
+  int add_calls = 0, fib_returns = 0;
+  std::map<std::string, std::vector<uint8_t>> original, at_greet;
+  Status removing_again;
+  auto run = run_traced({program, "10"}, [&](TrapEngine& engine, target::Process& process) {
+    const pid_t pid = process.pid();
+    for (const char* function : {"add", "fib", "main"}) {
+      std::vector<uint8_t> code(symbol_size(program, function));
+      ASSERT_TRUE(process.read(symbol_address(pid, program, function), code));
+      original[function] = code;
+    }
+    ProbeSpec entry;
+    entry.address = symbol_address(pid, program, "add");
+    entry.on_hit = [&](const HitContext&) {
+      if (++add_calls == 3) {
+        ASSERT_TRUE(engine.remove_probe(add));
+        removing_again = engine.remove_probe(add);
+      }
+    };
+    auto id = engine.add_probe(entry);
+    ASSERT_TRUE(id) << id.error().message;
+    add = *id;
+    ProbeSpec ret;
+    ret.address = symbol_address(pid, program, "fib");
+    ret.is_return = true;
+    ret.on_return = [&](const ReturnContext&) {
+      if (++fib_returns == 5) {
+        ASSERT_TRUE(engine.remove_probe(fib));
+      }
+    };
+    id = engine.add_probe(ret);
+    ASSERT_TRUE(id) << id.error().message;
+    fib = *id;
+    // greet() runs after fib(10) is over: look at the code then.
+    auto look = engine.add_internal_breakpoint(symbol_address(pid, program, "greet"), [&, pid](const HitContext& hit) {
+      for (const auto& [function, code] : original) {
+        std::vector<uint8_t> now(code.size());
+        if (hit.process.read(symbol_address(pid, program, function), now)) at_greet[function] = now;
+      }
+    });
+    ASSERT_TRUE(look) << look.error().message;
+  }, [&](TrapEngine& engine) {
+    EXPECT_EQ(engine.stats(add).hits, 3u);
+    EXPECT_EQ(engine.stats(fib).hits, 5u);
+  });
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  EXPECT_EQ(add_calls, 3);
+  EXPECT_EQ(fib_returns, 5);
+  EXPECT_FALSE(removing_again);  // a probe is removed once
+  for (const auto& [function, code] : original) EXPECT_EQ(at_greet[function], code) << function;
+  EXPECT_EQ(run.output, untraced.output);
+  EXPECT_EQ(exit_status_of(run.result), untraced.exit_status);
 }
 
 }  // namespace

@@ -86,10 +86,20 @@ bool project_decoder_works() {
   return insn::x86::decode(nop, 0x1000, insn::x86::DecoderConfig{}, insn) == DecodeStatus::Ok && insn.length == 1;
 }
 
-probe::engine::EngineOptions engine_options() {
-  probe::engine::EngineOptions options;
-  if (!project_decoder_works()) options.decode = zydis_decode;
-  return options;
+arch::x86::DecodeFunction engine_decoder() {
+  if (!project_decoder_works()) return zydis_decode;
+  return [](std::span<const uint8_t> bytes, uint64_t address, insn::x86::X86Insn& out) {
+    return insn::x86::decode(bytes, address, insn::x86::DecoderConfig{}, out);
+  };
+}
+
+probe::engine::ProbeArchChooser engine_arch() {
+  if (project_decoder_works()) return arch::probe_arch;
+  return [](insn::Arch code) -> Result<const arch::ProbeArch*> {
+    static const std::unique_ptr<arch::ProbeArch> zydis_x86_64 = arch::x86::make_probe_arch(insn::Arch::X86_64, zydis_decode);
+    if (code == insn::Arch::X86_64) return zydis_x86_64.get();
+    return arch::probe_arch(code);
+  };
 }
 
 }  // namespace xprobe::testing

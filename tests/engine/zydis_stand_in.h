@@ -5,12 +5,16 @@
 #include <cstdint>
 #include <span>
 
+#include "arch/x86/probe_support/x86_probe_arch.h"
 #include "probe/engine/trap_engine.h"
 
 namespace xprobe::testing {
 
 insn::x86::DecodeStatus zydis_decode(std::span<const uint8_t> bytes, uint64_t address, insn::x86::X86Insn& out);
 bool project_decoder_works();
-probe::engine::EngineOptions engine_options();
+// The decoder the engine tests use, and the ProbeArch built on it for x86-64 code (i386 code
+// gets the project's own).
+arch::x86::DecodeFunction engine_decoder();
+probe::engine::ProbeArchChooser engine_arch();
 
 }  // namespace xprobe::testing

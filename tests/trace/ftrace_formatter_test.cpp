@@ -1,4 +1,4 @@
-#include "trace/ftrace_formatter.h"
+#include "trace/ftrace/ftrace_formatter.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "trace/json_formatter.h"
+#include "trace/json/json_formatter.h"
 
 #include <gtest/gtest.h>
 

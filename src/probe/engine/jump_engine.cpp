@@ -15,6 +15,7 @@
 #include "arch/x86/probe_support/trampoline.h"
 #include "probe/agent/agent_code.h"
 #include "probe/agent/return_frames.h"
+#include "supervisor/all_threads_stopped.h"
 
 namespace xprobe::probe::engine {
 
@@ -78,40 +79,17 @@ struct JumpEngine::ReturnSite {
   bool planted = false;
 };
 
-namespace {
-
-// Stops every running thread for the lifetime of the object, then resumes them all but `keep`.
-class AllStopped {
- public:
-  AllStopped(target::Process& process, pid_t keep) : process_(process), keep_(keep), active_(!process.all_stopped()) {
-    if (active_) status_ = process_.stop_all();
-  }
-  ~AllStopped() {
-    if (active_) (void)process_.resume_all(keep_);
-  }
-  AllStopped(const AllStopped&) = delete;
-  AllStopped& operator=(const AllStopped&) = delete;
-  const Status& status() const { return status_; }
-
- private:
-  target::Process& process_;
-  pid_t keep_;
-  bool active_;
-  Status status_;
-};
-
-}  // namespace
-
-JumpEngine::JumpEngine(target::Process& process) : process_(process) {
+JumpEngine::JumpEngine(supervisor::Supervisor& supervisor) : supervisor_(supervisor), process_(supervisor.process()) {
   // The TSC rate, measured over ~2 ms now and refined at every drain from this origin.
   tsc_origin_ = __rdtsc();
   ns_origin_ = monotonic_ns();
   uint64_t ns = ns_origin_;
   while (ns - ns_origin_ < 2000000) ns = monotonic_ns();
   tsc_per_ns_ = static_cast<double>(__rdtsc() - tsc_origin_) / static_cast<double>(ns - ns_origin_);
+  supervisor_.join(*this);
 }
 
-JumpEngine::~JumpEngine() = default;
+JumpEngine::~JumpEngine() { supervisor_.leave(*this); }
 
 Status JumpEngine::usable(pid_t pid) {
   if (target::seccomp_mode(pid) != 0)
@@ -190,7 +168,7 @@ Result<uint64_t> JumpEngine::allocate_code(uint64_t near, uint64_t bytes, pid_t 
   return at;
 }
 
-Status JumpEngine::add_probe(JumpProbeSpec spec, pid_t keep_stopped) {
+Status JumpEngine::add_probe(JumpProbeSpec spec) {
   if (probes_.size() >= agent::kMaxProbes) return make_error("too many jump-optimized probes");
   if (!spec.patch) {
     auto planned = plan(spec);
@@ -199,7 +177,7 @@ Status JumpEngine::add_probe(JumpProbeSpec spec, pid_t keep_stopped) {
   }
   const ax86::JumpPatchPlan patch = *spec.patch;
   // Five bytes are written: no thread may run meanwhile.
-  AllStopped stopped(process_, keep_stopped);
+  supervisor::AllThreadsStopped stopped(process_, supervisor_.handling_tid());
   if (!stopped.status()) return stopped.status();
   return plant(std::move(spec), patch);
 }
@@ -231,6 +209,7 @@ Status JumpEngine::check_patchable(const ax86::JumpPatchPlan& plan, const ax86::
       if (redirect.branch < site->plan.address + site->plan.length && site->plan.address < redirect.branch + redirect.length)
         return make_error("a branch to redirect lies in another return site's jump");
   }
+  if (clashes(plan)) return make_error("a breakpoint probe shares its bytes");
   for (const ax86::BranchRedirect& redirect : plan.redirects) {
     for (const auto& other : probes_)
       if (other->planted && redirect.branch < other->plan.address + other->plan.length &&
@@ -323,7 +302,15 @@ Status JumpEngine::plant(JumpProbeSpec spec, const ax86::JumpPatchPlan& patch) {
   probe->planted = true;
   probe->index = index;
   probes_.push_back(std::move(probe));
+  if (sharing.empty()) supervisor_.patches().claim(*this, patch.address, patch.address + patch.length);
   return {};
+}
+
+bool JumpEngine::clashes(const ax86::JumpPatchPlan& plan) const {
+  if (supervisor_.patches().claimed_by_other(*this, plan.address, plan.address + plan.length)) return true;
+  for (const ax86::BranchRedirect& redirect : plan.redirects)
+    if (supervisor_.patches().claimed_by_other(*this, redirect.branch, redirect.branch + redirect.length)) return true;
+  return false;
 }
 
 uint64_t JumpEngine::tsc_to_ns(uint64_t tsc, uint64_t tsc_now, uint64_t ns_now) const {
@@ -371,12 +358,42 @@ pid_t JumpEngine::host_tid(pid_t seen) {
   return found != host_tids_.end() ? found->second : seen;
 }
 
-unsigned JumpEngine::drain_interval_ms() {
+void JumpEngine::adapt_drain_interval() {
   constexpr unsigned kShortest = 1, kLongest = 32;
   const double fill = ring_reader_ ? ring_reader_->last_fill() : 0;
   if (fill > 0.25) drain_interval_ms_ = std::max(kShortest, drain_interval_ms_ / 2);
   else if (fill < 0.03) drain_interval_ms_ = std::min(kLongest, drain_interval_ms_ * 2);
-  return drain_interval_ms_;
+}
+
+void JumpEngine::on_idle() {
+  drain();
+  serve_pending_requests();
+  adapt_drain_interval();
+}
+
+bool JumpEngine::on_own_signal(target::Process& space, pid_t tid, int signal) {
+  return &space == &process_ && handle_own_signal(tid, signal);
+}
+
+void JumpEngine::on_thread_exiting(pid_t tid) {
+  drain();  // what the thread recorded, before its memory goes
+  thread_exited(tid);
+}
+
+void JumpEngine::clean_forked_child(target::Process& child) {
+  // The child is let go either way; a byte that cannot be written back is its loss alone.
+  static_cast<void>(restore_in(child));
+}
+
+void JumpEngine::on_exec() {
+  finish();  // what the old image recorded before its exec
+  forget_all();
+}
+
+Status JumpEngine::remove_patches() {
+  if (!process_.alive()) return {};
+  drain();
+  return restore_in(process_);
 }
 
 void JumpEngine::finish() {
@@ -403,6 +420,7 @@ Status JumpEngine::restore_in(target::Process& process) {
   if (&process == &process_) {
     for (auto& probe : probes_) probe->planted = false;
     for (auto& [address, site] : sites_) site->planted = false;
+    supervisor_.patches().release_all(*this);
     drain();  // what came in while the jumps were being removed
     collect_counters();
   }
@@ -418,6 +436,7 @@ Status JumpEngine::restore_in(target::Process& process) {
 }
 
 void JumpEngine::forget_all() {
+  supervisor_.patches().release_all(*this);
   probes_.clear();
   areas_.clear();
   ring_ = 0;
@@ -426,18 +445,6 @@ void JumpEngine::forget_all() {
   sites_.clear();
   site_table_.clear();
   thread_slots_.clear();
-}
-
-bool JumpEngine::covers(uint64_t address) const {
-  for (const auto& probe : probes_)
-    if (probe->planted && address >= probe->plan.address && address < probe->plan.address + probe->plan.length) return true;
-  for (const auto& [start, site] : sites_) {
-    if (!site->planted) continue;
-    if (address >= start && address < start + site->plan.length) return true;
-    for (const ax86::BranchRedirect& redirect : site->plan.redirects)
-      if (address >= redirect.branch && address < redirect.branch + redirect.length) return true;
-  }
-  return false;
 }
 
 // --- return probes -----------------------------------------------------------------------
@@ -501,7 +508,7 @@ bool JumpEngine::handle_own_signal(pid_t tid, int signal) {
   const uint64_t none = 0;
   (void)process_.write(request_at, std::span(reinterpret_cast<const uint8_t*>(&none), 8));
   if (sites_.count(request)) return true;  // served already, for another thread
-  serve_request(request, tid);
+  serve_request(request);
   if (sites_.at(request)->patched || (site_table_entry(request) & agent::kSiteTrapped) != 0) return true;
   // Neither patched nor watched: this call's return would go unseen. Its frame (pushed while
   // the site was unknown) is taken back and counted as missed; the agent counts the next calls.
@@ -512,15 +519,15 @@ bool JumpEngine::handle_own_signal(pid_t tid, int signal) {
   return true;
 }
 
-void JumpEngine::serve_request(uint64_t address, pid_t stopped_tid) {
-  auto planted = plant_return_site(address, stopped_tid);
+void JumpEngine::serve_request(uint64_t address) {
+  auto planted = plant_return_site(address);
   if (planted) {
     add_site_entry(address);
     return;
   }
-  if (site_support_.on_not_patched) site_support_.on_not_patched(address, planted.error().message);
+  if (site_host_) site_host_->return_site_not_patched(address, planted.error().message);
   // Watched by a breakpoint if the user allows breakpoints; else its returns are missed.
-  const bool watched = site_support_.watch && site_support_.watch(address);
+  const bool watched = site_host_ && site_host_->watch_return_site(address);
   sites_[address] = std::make_unique<ReturnSite>();
   add_site_entry(address | (watched ? agent::kSiteTrapped : agent::kSiteUnwatched));
 }
@@ -531,31 +538,30 @@ void JumpEngine::serve_pending_requests() {
   const uint64_t at = returns_ + offsetof(agent::AgentReturnState, pending);
   if (!process_.read(at, std::span(reinterpret_cast<uint8_t*>(pending), sizeof pending))) return;
   if (std::all_of(std::begin(pending), std::end(pending), [](uint64_t site) { return site == 0; })) return;
-  AllStopped stopped(process_, 0);
+  supervisor::AllThreadsStopped stopped(process_, supervisor_.handling_tid());
   if (!stopped.status()) return;
   for (uint32_t i = 0; i < agent::kPendingSlots; ++i) {
     if (pending[i] == 0) continue;
     const uint64_t none = 0;
     (void)process_.write(at + 8ull * i, std::span(reinterpret_cast<const uint8_t*>(&none), 8));
-    if (!sites_.count(pending[i])) serve_request(pending[i], 0);
+    if (!sites_.count(pending[i])) serve_request(pending[i]);
   }
   // Calls that returned through those sites before they were planted: their frames are over.
   release_finished_frames();
 }
 
-Status JumpEngine::plant_return_site(uint64_t address, pid_t stopped_tid) {
-  if (!site_support_.describe) return make_error("return sites are not supported here");
-  auto function = site_support_.describe(address);
+Status JumpEngine::plant_return_site(uint64_t address) {
+  if (!site_host_) return make_error("return sites are not supported here");
+  auto function = site_host_->describe_return_site(address);
   if (!function) return function.error();
   auto plan = ax86::plan_jump_patch(*function, address, ax86::JumpPatchPlace::ReturnSite);
   if (!plan) return plan.error();
-  if (site_support_.breakpoint_in) {
-    if (site_support_.breakpoint_in(address, address + plan->length)) return make_error("a breakpoint sits in its bytes");
-    for (const ax86::BranchRedirect& redirect : plan->redirects)
-      if (site_support_.breakpoint_in(redirect.branch, redirect.branch + redirect.length))
-        return make_error(fmt::format("a breakpoint sits on the branch at 0x{:x}", redirect.branch));
-  }
-  AllStopped stopped(process_, stopped_tid);
+  if (supervisor_.patches().claimed_by_other(*this, address, address + plan->length))
+    return make_error("a breakpoint sits in its bytes");
+  for (const ax86::BranchRedirect& redirect : plan->redirects)
+    if (supervisor_.patches().claimed_by_other(*this, redirect.branch, redirect.branch + redirect.length))
+      return make_error(fmt::format("a breakpoint sits on the branch at 0x{:x}", redirect.branch));
+  supervisor::AllThreadsStopped stopped(process_, supervisor_.handling_tid());
   if (!stopped.status()) return stopped.status();
   if (auto ok = check_patchable(*plan, function->code, false); !ok) return ok;
   std::vector<ReturnSite::Redirected> redirected;
@@ -594,6 +600,9 @@ Status JumpEngine::plant_return_site(uint64_t address, pid_t stopped_tid) {
   const auto offset = static_cast<std::ptrdiff_t>(address - function->code.start);
   site->original.assign(function->code.bytes.begin() + offset, function->code.bytes.begin() + offset + static_cast<std::ptrdiff_t>(plan->length));
   site->planted = true;
+  supervisor_.patches().claim(*this, address, address + plan->length);
+  for (const ax86::BranchRedirect& redirect : plan->redirects)
+    supervisor_.patches().claim(*this, redirect.branch, redirect.branch + redirect.length);
   sites_[address] = std::move(site);
   return {};
 }

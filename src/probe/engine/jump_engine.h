@@ -7,13 +7,15 @@
 // timer while it waits, at every thread exit and before a detach) and replays the fetch
 // programs on what was recorded (probe/agent_capture.h).
 //
-// The trap engine stays in charge of the process (threads, signals, fork, exec, detach) and
-// tells this engine, through PatchCompanion, when its patches must be drained or undone.
+// The supervisor runs the process (threads, signals, fork, exec, detach); the engine joins it
+// as a participant and is told when its patches must be drained or undone. It shares the
+// process with the trap engine without knowing it: both claim the bytes they patch in the
+// supervisor's ledger.
 // Return probes: the probe's entry becomes a jump as above, and so does every return site its
 // calls return to (the instruction after the call, in the caller), planted the first time a
 // call from there is seen: the agent asks for it with a trap, once per call site. Where a
-// return site cannot be patched, a breakpoint of the trap engine watches it (one stop per
-// return instead of two per call). The program's stack is never modified (see
+// return site cannot be patched, its host (the session) may have a breakpoint watch it (one
+// stop per return instead of two per call). The program's stack is never modified (see
 // probe/agent/return_frames.h).
 //
 // What stays in the program after a detach: the code area (agent and trampolines, r-x) and
@@ -34,8 +36,9 @@
 #include "arch/x86/probe_support/jump_patch.h"
 #include "probe/agent_capture.h"
 #include "probe/agent_ring_reader.h"
-#include "probe/engine/patch_companion.h"
-#include "probe/engine/trap_engine.h"
+#include "probe/engine/hit_context.h"
+#include "supervisor/participant.h"
+#include "supervisor/supervisor.h"
 #include "support/result.h"
 #include "target/process.h"
 
@@ -65,22 +68,22 @@ struct JumpProbeSpec {
 };
 
 // What the engine needs from its user to patch return sites.
-struct ReturnSiteSupport {
+class ReturnSiteHost {
+ public:
+  virtual ~ReturnSiteHost() = default;
   // The function holding `address` (a return site), as for an entry probe, with its landing
   // pads; or why it cannot be patched.
-  std::function<Result<arch::x86::JumpPatchFunction>(uint64_t address)> describe;
-  // Plants a breakpoint at `address` whose hits call JumpEngine::return_trapped(). None
+  virtual Result<arch::x86::JumpPatchFunction> describe_return_site(uint64_t address) = 0;
+  // The site could not be patched, and why: watch_return_site() is asked next.
+  virtual void return_site_not_patched(uint64_t address, const std::string& why) = 0;
+  // Plants a breakpoint at `address` whose hits call JumpEngine::return_trapped(). An error
   // (--engine jump: no breakpoints): returns there are missed, and counted.
-  std::function<Status(uint64_t address)> watch;
-  // Whether a breakpoint sits in [begin, end) (a patch there would break it).
-  std::function<bool(uint64_t begin, uint64_t end)> breakpoint_in;
-  // The site could not be patched (and is watched, if watch() succeeds), and why.
-  std::function<void(uint64_t address, const std::string& why)> on_not_patched;
+  virtual Status watch_return_site(uint64_t address) = 0;
 };
 
-class JumpEngine final : public PatchCompanion {
+class JumpEngine final : public supervisor::Participant {
  public:
-  explicit JumpEngine(target::Process& process);
+  explicit JumpEngine(supervisor::Supervisor& supervisor);
   ~JumpEngine() override;
   JumpEngine(const JumpEngine&) = delete;
   JumpEngine& operator=(const JumpEngine&) = delete;
@@ -89,19 +92,19 @@ class JumpEngine final : public PatchCompanion {
   static Status usable(pid_t pid);
 
   // Plants the probe as a jump. Threads that run are stopped while the jump is written, then
-  // resumed, all but `keep_stopped` (the thread whose stop the caller is handling). An error
-  // says why it cannot be a jump; nothing was changed then and the caller plants a breakpoint.
-  Status add_probe(JumpProbeSpec spec, pid_t keep_stopped = 0);
+  // resumed (all but the one whose stop is being handled). An error says why it cannot be a
+  // jump; nothing was changed then and the caller plants a breakpoint.
+  Status add_probe(JumpProbeSpec spec);
   // [address, address + length) of the planned patch for `spec`, or the reason it cannot be.
   static Result<arch::x86::JumpPatchPlan> plan(const JumpProbeSpec& spec);
 
   size_t probe_count() const { return probes_.size(); }
-  size_t return_site_count() const { return sites_.size(); }
   // Return sites the agent asked for without the request signal (see agent_abi.h): read on the
   // tracer's timer.
   void serve_pending_requests();
 
-  void set_return_site_support(ReturnSiteSupport support) { site_support_ = std::move(support); }
+  // None: return sites that cannot be patched are missed.
+  void set_return_site_host(ReturnSiteHost* host) { site_host_ = host; }
   // Memory the agent may read without a system call (agent::AgentRingHeader::readable): ranges
   // that stay mapped and readable for the rest of the process's life. At most
   // agent::kReadableRanges are used.
@@ -111,21 +114,27 @@ class JumpEngine final : public PatchCompanion {
   // The thread is gone: its frame stack in the process is freed.
   void thread_exited(pid_t tid);
 
-  // How long the tracer may wait before the next drain: longer while the ring stays nearly
-  // empty (every drain costs the program a little: its CPUs, its memory's locks), shorter
-  // when a burst fills it (before the agent has to drop).
-  unsigned drain_interval_ms();
-
   // Tracing ended (the process exited, was killed, or was detached): a last drain if it is
   // still there, then the records threads reserved and never finished count as lost.
   void finish();
 
-  // PatchCompanion
-  void drain() override;
-  Status restore_in(target::Process& process) override;
-  void forget_all() override;
-  bool covers(uint64_t address) const override;
-  bool handle_own_signal(pid_t tid, int signal) override;
+  // Collects what the patches recorded: between events, periodically while waiting, before a
+  // thread exits and before a detach.
+  void drain();
+  // Puts the original bytes back in `process` (every thread stopped): a forked child that is
+  // not traced, or the process itself when its probes become breakpoints or tracing ends.
+  Status restore_in(target::Process& process);
+  // Nothing of the patches is left (an exec, or restore_in() before breakpoints replace them).
+  void forget_all();
+
+  // supervisor::Participant
+  bool on_own_signal(target::Process& space, pid_t tid, int signal) override;
+  void on_thread_exiting(pid_t tid) override;
+  void clean_forked_child(target::Process& child) override;
+  void on_exec() override;
+  unsigned idle_interval_ms() const override { return drain_interval_ms_; }
+  void on_idle() override;
+  Status remove_patches() override;
 
  private:
   struct Probe;
@@ -141,7 +150,7 @@ class JumpEngine final : public PatchCompanion {
   // patch, the live bytes those of `file_bytes` (the function's bytes from its file).
   Status check_patchable(const arch::x86::JumpPatchPlan& plan, const arch::x86::CodeRange& file_code,
                          bool share_entry) const;
-  Status plant_return_site(uint64_t address, pid_t stopped_tid);
+  Status plant_return_site(uint64_t address);
   // A code block near `plan` for `descriptor` and a trampoline calling the agent with
   // `other_descriptors` and it, both written; the jump to it is left to the caller.
   struct Placed {
@@ -152,8 +161,16 @@ class JumpEngine final : public PatchCompanion {
   };
   Result<Placed> place_trampoline(const arch::x86::JumpPatchPlan& plan, const std::vector<uint8_t>& descriptor,
                                   const std::vector<uint64_t>& other_descriptors, pid_t tid);
-  // Patches the return site, or has it watched; 0 for `stopped_tid`: no thread is stopped.
-  void serve_request(uint64_t address, pid_t stopped_tid);
+  // The agent's request (a trap, once per call site): patches the return site, or has it watched.
+  bool handle_own_signal(pid_t tid, int signal);
+  // Patches the return site, or has it watched.
+  void serve_request(uint64_t address);
+  // Bytes another engine patched lie in the plan's.
+  bool clashes(const arch::x86::JumpPatchPlan& plan) const;
+  // How long the tracer may wait before the next drain: longer while the ring stays nearly
+  // empty (every drain costs the program a little: its CPUs, its memory's locks), shorter
+  // when a burst fills it (before the agent has to drop).
+  void adapt_drain_interval();
   void add_site_entry(uint64_t entry);
   uint64_t site_table_entry(uint64_t address) const;
   // The agent's name for a thread (its own pid namespace's) and its frame stack slot.
@@ -175,6 +192,7 @@ class JumpEngine final : public PatchCompanion {
   // Our name for a thread the agent named from inside a pid namespace.
   pid_t host_tid(pid_t seen);
 
+  supervisor::Supervisor& supervisor_;
   target::Process& process_;
   uint64_t ring_ = 0;     // AgentRingHeader in the process; 0 until the first probe
   uint64_t returns_ = 0;  // AgentReturnState, in the same mapping
@@ -188,7 +206,7 @@ class JumpEngine final : public PatchCompanion {
   bool in_pid_namespace_ = false;
   unsigned drain_interval_ms_ = 8;
   std::map<pid_t, pid_t> host_tids_;
-  ReturnSiteSupport site_support_;
+  ReturnSiteHost* site_host_ = nullptr;
   std::map<uint64_t, std::unique_ptr<ReturnSite>> sites_;  // by address: patched or watched
   std::vector<uint64_t> site_table_;                       // our copy of AgentReturnState::sites
   std::map<uint64_t, uint32_t> thread_slots_;              // seen tid -> AgentReturnState slot

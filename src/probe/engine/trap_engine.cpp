@@ -7,11 +7,7 @@
 
 #include <fmt/format.h>
 
-#if defined(__x86_64__)
-#include "arch/x86/probe_support/x86_probe_arch.h"
-#endif
-
-#include <sys/syscall.h>
+#include "supervisor/all_threads_stopped.h"
 
 namespace xprobe::probe::engine {
 
@@ -32,7 +28,7 @@ struct TrapEngine::Frame {
   ProbeId probe = 0;
   uint64_t function = 0;
   uint64_t return_address = 0;
-  uint64_t entry_rsp = 0;
+  uint64_t entry_sp = 0;
   std::vector<uint64_t> saved;
 };
 
@@ -58,39 +54,22 @@ class ProbeMemoryOver final : public arch::ProbeMemory {
   target::Memory& memory_;
 };
 
-bool threads_running(const Process& process) {
-  for (const auto& [tid, state] : process.threads()) {
-    if (state == target::ThreadState::Running || state == target::ThreadState::Listening) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
-TrapEngine::TrapEngine(Process& process, EngineOptions options) : process_(process), options_(std::move(options)) {
+TrapEngine::TrapEngine(supervisor::Supervisor& supervisor, ProbeArchChooser choose_arch)
+    : supervisor_(supervisor), process_(supervisor.process()), choose_arch_(std::move(choose_arch)) {
+  if (!choose_arch_) choose_arch_ = arch::probe_arch;
   select_arch();
+  supervisor_.join(*this);
 }
 
 void TrapEngine::select_arch() {
-  insn::Arch code = insn::Arch::X86_64;
-  if (pid_t tid = process_.any_stopped_thread(); tid != 0) {
-    if (auto registers = process_.get_registers(tid)) code = arch::thread_arch(registers->raw);
-  }
-#if defined(__x86_64__)
-  if (options_.decode && code == insn::Arch::X86_64) {
-    owned_arch_ = arch::x86::make_probe_arch(code, options_.decode);
-    arch_ = owned_arch_.get();
-    return;
-  }
-#endif
-  auto chosen = arch::probe_arch(code);
+  auto chosen = choose_arch_(supervisor_.arch());
   arch_ = chosen ? *chosen : nullptr;
   arch_refusal_ = chosen ? std::string() : chosen.error().message;
 }
 
-TrapEngine::~TrapEngine() {
-  if (!detached_) (void)detach();
-}
+TrapEngine::~TrapEngine() { supervisor_.leave(*this); }
 
 Result<std::unique_ptr<arch::ProbedInstruction>> TrapEngine::decode_at(uint64_t address) {
   std::vector<uint8_t> buffer(arch_->longest_instruction() + 1);
@@ -122,39 +101,27 @@ Result<uint64_t> TrapEngine::allocate_slot(uint64_t near, pid_t tid) {
       return slot;
     }
   }
-  bool resume_others = threads_running(process_);
+  // The area is mapped by a system call run in one of the process's threads.
+  supervisor::AllThreadsStopped stopped(process_, supervisor_.handling_tid());
+  if (!stopped.status()) return stopped.status().error();
   if (tid != 0 && !process_.owns(tid)) tid = 0;  // a followed child's thread: map from one of ours
   if (tid == 0) tid = process_.thread_for_remote_call();
-  if (tid == 0) {
-    if (auto stopped = process_.stop_all(); !stopped) return stopped.error();
-    tid = process_.thread_for_remote_call();
-  }
   if (tid == 0) return make_error(fmt::format("no thread of process {} can map the slot area (it is exiting)", process_.pid()));
   auto start = process_.remote_mmap_near(tid, near, kAreaSize, PROT_READ | PROT_EXEC, layout.reach - kAreaSize,
                                          layout.highest_end);
-  if (resume_others) {
-    if (auto resumed = process_.resume_all(current_tid_); !resumed) return resumed.error();
-  }
   if (!start) return start.error();
-  // The area's first slot holds the stub for later remote system calls.
-  for (auto& [pid, child] : followed_) {
-    // A slot must exist at the same address in every process that runs this code.
-    pid_t child_tid = child->thread_for_remote_call();
-    if (child_tid == 0) {
-      if (auto stopped = child->stop_all(); !stopped) return stopped.error();
-      child_tid = child->thread_for_remote_call();
-    }
-    uint64_t args[] = {*start, kAreaSize, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS | 0x100000, ~uint64_t{0}, 0};
-    auto mapped = child->remote_syscall(child_tid, SYS_mmap, args);
-    if (!mapped || static_cast<uint64_t>(*mapped) != *start) {
-      return make_error(fmt::format("cannot map the slot area at 0x{:x} in followed child {} too", *start, pid));
-    }
-    if (auto written = child->write(*start, child->syscall_stub_code(child_tid)); !written) return written.error();
-    child->set_syscall_stub(*start);
-    (void)child->resume_all();
+  // A slot must exist at the same address in every process that runs this code.
+  for (Process* child : supervisor_.followed_children()) {
+    supervisor::AllThreadsStopped child_stopped(*child, supervisor_.handling_tid());
+    const pid_t child_tid = child->thread_for_remote_call();
+    auto mapped = child_tid == 0 ? Result<uint64_t>(make_error("no thread to map it from"))
+                                 : child->remote_mmap_at(child_tid, *start, kAreaSize, PROT_READ | PROT_EXEC);
+    if (!mapped || *mapped != *start)
+      return make_error(fmt::format("cannot map the slot area at 0x{:x} in followed child {} too", *start, child->pid()));
+    if (auto written = child->install_syscall_stub(child_tid, *start); !written) return written.error();
   }
-  if (auto written = process_.write(*start, process_.syscall_stub_code(tid)); !written) return written.error();
-  process_.set_syscall_stub(*start);
+  // The area's first slot holds the stub for later remote system calls.
+  if (auto written = process_.install_syscall_stub(tid, *start); !written) return written.error();
   areas_.push_back(SlotArea{*start, kAreaSize, 2 * layout.slot_size});
   return *start + layout.slot_size;
 }
@@ -170,8 +137,9 @@ Result<TrapEngine::Site*> TrapEngine::site_for(uint64_t address) {
   auto fail = [&](const std::string& why) {
     return make_error(fmt::format("Could not insert probe at address 0x{:x} due to: {}", address, why));
   };
-  if (companion_ && companion_->covers(address)) return fail("the address lies in the bytes of a jump-optimized probe");
   if (!arch_) return fail(arch_refusal_);
+  if (supervisor_.patches().claimed_by_other(*this, address, address + arch_->breakpoint().size()))
+    return fail("the address lies in the bytes of a jump-optimized probe");
   auto site = std::make_unique<Site>();
   site->address = address;
   auto insn = decode_at(address);
@@ -187,7 +155,7 @@ Result<TrapEngine::Site*> TrapEngine::site_for(uint64_t address) {
     auto code = site->insn->slot_code(*slot);
     if (!code) return fail(code.error().message);
     auto slot_address = *slot;
-    if (auto written = for_each_address_space([&](Process& p) { return p.write(slot_address, *code); }); !written) {
+    if (auto written = supervisor_.for_each_address_space([&](Process& p) { return p.write(slot_address, *code); }); !written) {
       return fail(written.error().message);
     }
     site->slot = *slot;
@@ -198,28 +166,17 @@ Result<TrapEngine::Site*> TrapEngine::site_for(uint64_t address) {
   return raw;
 }
 
-bool TrapEngine::has_site_in(uint64_t begin, uint64_t end) const {
-  auto it = sites_.lower_bound(begin);
-  return it != sites_.end() && it->first < end;
-}
-
-Status TrapEngine::for_each_address_space(const std::function<Status(Process&)>& action) {
-  if (process_.alive()) {
-    if (auto done = action(process_); !done) return done;
-  }
-  for (auto& [pid, child] : followed_) {
-    if (!child->alive()) continue;
-    if (auto done = action(*child); !done) return done;
-  }
-  return {};
-}
-
 Status TrapEngine::plant(Site& site) {
   const std::span<const uint8_t> breakpoint = arch_->breakpoint();
-  if (auto written = for_each_address_space([&](Process& p) { return p.write(site.address, breakpoint); }); !written) {
+  const uint64_t end = site.address + breakpoint.size();
+  if (supervisor_.patches().claimed_by_other(*this, site.address, end))
+    return make_error("the address lies in the bytes of a jump-optimized probe");
+  if (auto written = supervisor_.for_each_address_space([&](Process& p) { return p.write(site.address, breakpoint); });
+      !written) {
     return written;
   }
   site.planted = true;
+  supervisor_.patches().claim(*this, site.address, end);
   retired_.erase(site.address);
   return {};
 }
@@ -227,8 +184,9 @@ Status TrapEngine::plant(Site& site) {
 Status TrapEngine::unplant(Site& site) {
   if (!site.planted) return {};
   site.planted = false;
+  supervisor_.patches().release(*this, site.address);
   retired_.insert(site.address);
-  return for_each_address_space([&](Process& p) -> Status {
+  return supervisor_.for_each_address_space([&](Process& p) -> Status {
     // A program that rewrote its own code over our breakpoint keeps what it wrote.
     const std::span<const uint8_t> breakpoint = arch_->breakpoint();
     std::vector<uint8_t> now(breakpoint.size());
@@ -241,7 +199,9 @@ void TrapEngine::release_site_if_unused(uint64_t address) {
   auto it = sites_.find(address);
   if (it == sites_.end()) return;
   Site& site = *it->second;
-  if (site.return_waiters == 0 && site.hooks.empty()) (void)unplant(site);  // kept: its slot is reused
+  // The site itself stays: its slot is reused if a probe comes back. Bytes that cannot be
+  // written back belong to a process that is gone.
+  if (site.return_waiters == 0 && site.hooks.empty()) static_cast<void>(unplant(site));
 }
 
 Result<ProbeId> TrapEngine::add_probe(ProbeSpec spec) {
@@ -275,8 +235,13 @@ Status TrapEngine::remove_probe(ProbeId id) {
     std::erase(site->second->hooks, id);
     release_site_if_unused(address);
   }
-  // Outstanding return instances stay on the shadow stacks until they return: their
-  // return events are simply not reported (the probe is gone).
+  // Return sites nobody waits at stay planted for the next call (drop_frame): with a probe
+  // gone they go now; one that another return probe needs again is planted again then.
+  // Outstanding return instances stay on the shadow stacks until they return or are unwound
+  // (they still tell which frame returns where): their returns are not reported, and the last
+  // of them lets its return site go.
+  for (auto& [site_address, other] : sites_)
+    if (other->planted && other->return_waiters == 0 && other->hooks.empty()) release_site_if_unused(site_address);
   return {};
 }
 
@@ -285,31 +250,27 @@ ProbeStats TrapEngine::stats(ProbeId id) const {
   return probe == probes_.end() ? ProbeStats{} : probe->second->stats;
 }
 
-std::map<ProbeId, ProbeStats> TrapEngine::all_stats() const {
-  std::map<ProbeId, ProbeStats> result;
-  for (const auto& [id, probe] : probes_) {
-    if (!probe->internal) result[id] = probe->stats;
-  }
-  return result;
-}
-
 void TrapEngine::drop_frame(const Frame& frame, bool discarded) {
+  bool probe_removed = false;
   auto probe = probes_.find(frame.probe);
   if (probe != probes_.end()) {
     if (probe->second->active > 0) --probe->second->active;
     if (discarded && !probe->second->removed) ++probe->second->stats.discarded;
+    probe_removed = probe->second->removed;
   }
   // The return site stays planted when its last frame is gone: the same call site returns
   // there again soon, and re-planting it costs two memory writes per call. A stop at a site
-  // without waiters is stepped over like any other.
+  // without waiters is stepped over like any other. Only a removed probe's last frame lets
+  // its site go.
   auto site = sites_.find(frame.return_address);
-  if (site != sites_.end() && site->second->return_waiters > 0) --site->second->return_waiters;
+  if (site == sites_.end() || site->second->return_waiters == 0) return;
+  if (--site->second->return_waiters == 0 && probe_removed) release_site_if_unused(frame.return_address);
 }
 
-void TrapEngine::discard_frames_below(pid_t tid, uint64_t rsp) {
+void TrapEngine::discard_frames_below(pid_t tid, uint64_t stack_pointer) {
   auto stack = shadow_stacks_.find(tid);
   if (stack == shadow_stacks_.end()) return;
-  while (!stack->second.empty() && stack->second.back().entry_rsp < rsp) {
+  while (!stack->second.empty() && stack->second.back().entry_sp < stack_pointer) {
     Frame frame = std::move(stack->second.back());
     stack->second.pop_back();
     drop_frame(frame, true);
@@ -319,18 +280,18 @@ void TrapEngine::discard_frames_below(pid_t tid, uint64_t rsp) {
 void TrapEngine::return_site_hit(pid_t tid, uint64_t address, target::Registers& registers, const HitContext& context) {
   auto stack = shadow_stacks_.find(tid);
   if (stack == shadow_stacks_.end()) return;
-  uint64_t rsp = sp(registers);
+  const uint64_t stack_pointer = sp(registers);
   // Innermost frames are at the back. Every frame entered at least the shortest return's pop
-  // below the current rsp is over; the outermost of those is the one returning now, the others
-  // were unwound past.
+  // below the current stack pointer is over; the outermost of those is the one returning now,
+  // the others were unwound past.
   std::optional<Frame> returning;
-  while (!stack->second.empty() && stack->second.back().entry_rsp + arch_->shortest_return_pop() <= rsp) {
+  while (!stack->second.empty() && stack->second.back().entry_sp + arch_->shortest_return_pop() <= stack_pointer) {
     if (returning) drop_frame(*returning, true);
     returning = std::move(stack->second.back());
     stack->second.pop_back();
   }
   if (!returning) return;
-  bool matches = returning->return_address == address && rsp - returning->entry_rsp <= arch_->longest_return_pop();
+  bool matches = returning->return_address == address && stack_pointer - returning->entry_sp <= arch_->longest_return_pop();
   if (matches) {
     auto probe = probes_.find(returning->probe);
     if (probe != probes_.end() && !probe->second->removed) {
@@ -350,8 +311,9 @@ Status TrapEngine::resume_past(Process& process, pid_t tid, Site& site, target::
     ProbeMemoryOver memory(process);
     if (!site.insn->emulate(registers.raw, memory)) {
       // Cannot happen for a planned instruction unless its memory operand is bad; let the
-      // original instruction run (and fault) exactly as it would untraced.
-      (void)unplant(site);
+      // original instruction run (and fault) exactly as it would untraced. Should the
+      // breakpoint not come out, the thread traps here again and is handled again: no harm.
+      static_cast<void>(unplant(site));
       set_ip(registers, site.address);
     }
   }
@@ -359,31 +321,35 @@ Status TrapEngine::resume_past(Process& process, pid_t tid, Site& site, target::
   return process.resume(tid);
 }
 
-Status TrapEngine::handle_trap(Process& process, const StopEvent& event, bool report) {
+Result<supervisor::TrapDisposition> TrapEngine::on_trap(const supervisor::TrapStop& stop) {
+  using supervisor::TrapDisposition;
+  Process& process = stop.space;
+  const StopEvent& event = stop.event;
+  bool report = stop.report;
   uint64_t address = event.address;
   pid_t tid = event.tid;
   auto found = sites_.find(address);
   if (found == sites_.end() || !found->second->planted) {
-    if (retired_.count(address)) {
-      // Our breakpoint, removed after this thread had already trapped on it.
-      const std::span<const uint8_t> breakpoint = arch_->breakpoint();
-      std::vector<uint8_t> now(breakpoint.size());
-      if (process.read(address, now) && !std::equal(now.begin(), now.end(), breakpoint.begin())) {
-        auto registers = process.get_registers(tid);
-        if (!registers) return registers.error();
-        set_ip(*registers, address);
-        if (auto set = process.set_registers(tid, *registers); !set) return set;
-        return process.resume(tid);
-      }
-    }
-    return process.resume(tid, SIGTRAP);  // the program's own int3
+    if (!retired_.count(address) || !arch_) return TrapDisposition::NotMine;
+    // Our breakpoint, removed after this thread had already trapped on it.
+    const std::span<const uint8_t> breakpoint = arch_->breakpoint();
+    std::vector<uint8_t> now(breakpoint.size());
+    if (!process.read(address, now) || std::equal(now.begin(), now.end(), breakpoint.begin()))
+      return TrapDisposition::NotMine;  // someone else's breakpoint there now: the program's
+    auto registers = process.get_registers(tid);
+    if (!registers) return registers.error();
+    set_ip(*registers, address);
+    if (auto set = process.set_registers(tid, *registers); !set) return set.error();
+    if (auto resumed = process.resume(tid); !resumed) return resumed.error();
+    return TrapDisposition::Handled;
   }
   Result<target::Registers> registers = event.has_registers ? Result<target::Registers>(event.registers)
                                                              : process.get_registers(tid);
   if (!registers) return registers.error();
   set_ip(*registers, address);
-  // Until it is resumed, the thread sits one byte into the probed instruction: should anything
-  // end tracing before that (a detach from a callback, an error), the detach puts it back.
+  // Until it is resumed, the thread sits past the breakpoint in the probed instruction: should
+  // anything end tracing before that (a detach from a callback, an error), the detach puts it
+  // back.
   unresumed_traps_[tid] = address;
   if (auto replay = replays_.find(tid); replay != replays_.end()) {
     if (replay->second == std::make_pair(address, sp(*registers))) report = false;
@@ -417,8 +383,8 @@ Status TrapEngine::handle_trap(Process& process, const StopEvent& event, bool re
         ++probe.stats.misses;
         continue;
       }
-      // Frames entered at or below this rsp are over (a live caller's frame lies above);
-      // dropping them may unplant a return site, so that comes before planting ours.
+      // Frames entered at or below this stack pointer are over (a live caller's frame lies
+      // above); dropping them may unplant a return site, so that comes before planting ours.
       discard_frames_below(tid, sp(*registers) + 1);
       auto return_site = site_for(*return_address);
       if (!return_site) {
@@ -429,23 +395,25 @@ Status TrapEngine::handle_trap(Process& process, const StopEvent& event, bool re
       frame.probe = id;
       frame.function = address;
       frame.return_address = *return_address;
-      frame.entry_rsp = sp(*registers);
+      frame.entry_sp = sp(*registers);
       if (probe.spec.save_at_entry) frame.saved = probe.spec.save_at_entry(context);
       ++(*return_site)->return_waiters;
       ++probe.active;
       shadow_stacks_[tid].push_back(std::move(frame));
     }
     current_tid_ = 0;
-    if (detached_) return {};  // a callback detached: the detach put the thread back already
+    if (supervisor_.detached()) return TrapDisposition::Handled;  // a callback detached: the thread is back already
   }
   unresumed_traps_.erase(tid);
   found = sites_.find(address);
   if (found == sites_.end() || !found->second->planted) {
     // A callback removed the last probe here: the original instruction is back in place.
-    if (auto set = process.set_registers(tid, *registers); !set) return set;
-    return process.resume(tid);
+    if (auto set = process.set_registers(tid, *registers); !set) return set.error();
+    if (auto resumed = process.resume(tid); !resumed) return resumed.error();
+    return TrapDisposition::Handled;
   }
-  return resume_past(process, tid, *found->second, *registers);
+  if (auto resumed = resume_past(process, tid, *found->second, *registers); !resumed) return resumed.error();
+  return TrapDisposition::Handled;
 }
 
 const TrapEngine::Site* TrapEngine::site_of_slot_ip(uint64_t ip) const {
@@ -456,6 +424,7 @@ const TrapEngine::Site* TrapEngine::site_of_slot_ip(uint64_t ip) const {
 }
 
 Status TrapEngine::move_thread_out_of_slot(Process& process, pid_t tid, bool remember_replay) {
+  if (!arch_) return {};
   auto registers = process.get_registers(tid);
   if (!registers) return {};
   const Site* site = site_of_slot_ip(ip(*registers));
@@ -469,123 +438,48 @@ Status TrapEngine::move_thread_out_of_slot(Process& process, pid_t tid, bool rem
   return process.set_registers(tid, *registers);
 }
 
-Status TrapEngine::move_out_of_slots(Process& process) {
-  for (const auto& [tid, state] : process.threads()) {
+Status TrapEngine::before_signal(Process& space, pid_t tid) {
+  // A handler must see original addresses, never a slot.
+  return move_thread_out_of_slot(space, tid, true);
+}
+
+Status TrapEngine::release_threads(Process& space) {
+  if (!arch_) return {};
+  for (const auto& [tid, state] : space.threads()) {
     if (state != target::ThreadState::Stopped) continue;
-    auto registers = process.get_registers(tid);
+    auto registers = space.get_registers(tid);
     if (!registers) continue;
     const Site* site = site_of_slot_ip(ip(*registers));
     if (!site) continue;
     uint64_t original = site->insn->original_address_for_slot_ip(ip(*registers), site->slot);
     if (original == 0) continue;
     set_ip(*registers, original);
-    if (auto set = process.set_registers(tid, *registers); !set) return set;
+    if (auto set = space.set_registers(tid, *registers); !set) return set;
   }
   return {};
 }
 
-Status TrapEngine::on_fork(const StopEvent& event) {
-  auto child = Process::adopt_child(event.new_pid);
-  if (!child) return {};  // it died already
-  if (event.kind == StopKind::Vfork) {
-    // It shares our memory (and breakpoints) until it execs or exits: keep handling its hits.
-    vfork_children_[event.new_pid] = std::move(*child);
-    return vfork_children_[event.new_pid]->resume_all();
-  }
-  if (options_.follow_fork && event.kind == StopKind::Fork) {
-    // Its memory is a copy of ours: same breakpoints, same slots. Trace it as it is.
-    pid_t pid = event.new_pid;
-    followed_[pid] = std::move(*child);
-    return followed_[pid]->resume_all();
-  }
-  // A forked child carries a copy of every breakpoint: put the original bytes back. Its
-  // forking thread may sit in a slot (fork executed out of line); the slot area is copied
-  // too, and its jmp leads back to the original code.
+void TrapEngine::clean_forked_child(Process& child) {
+  // Its forking thread may sit in a slot (fork executed out of line); the slot area is copied
+  // too, and its jump leads back to the original code (release_threads moves it there). A
+  // byte that cannot be written back concerns a child that is being let go anyway.
+  if (!arch_) return;
   for (auto& [address, site] : sites_) {
-    if (site->planted) (void)(*child)->write(address, site->insn->bytes_under_breakpoint(arch_->breakpoint().size()));
-  }
-  if (companion_) (void)companion_->restore_in(**child);
-  (void)move_out_of_slots(**child);
-  return (*child)->detach();
-}
-
-Status TrapEngine::on_vfork_child_event(pid_t tid) {
-  auto it = vfork_children_.find(tid);
-  if (it == vfork_children_.end()) return {};
-  Process& child = *it->second;
-  auto event = child.next_event();
-  if (!event || !*event) return {};
-  const StopEvent& e = **event;
-  switch (e.kind) {
-    case StopKind::Trap:
-      return handle_trap(child, e, false);
-    case StopKind::Exec:
-      (void)child.detach();  // a new image without breakpoints
-      vfork_children_.erase(it);
-      return {};
-    case StopKind::Exited:
-    case StopKind::Killed:
-      vfork_children_.erase(it);
-      return {};
-    case StopKind::Signal:
-      (void)move_out_of_slots(child);
-      return child.resume(e.tid, e.signal);
-    case StopKind::Fork:
-    case StopKind::Vfork:
-      (void)on_fork(e);
-      return child.resume(e.tid);
-    case StopKind::ThreadExited:
-    case StopKind::Foreign:
-      return {};
-    default:
-      return child.resume(e.tid);
+    if (site->planted) static_cast<void>(child.write(address, site->insn->bytes_under_breakpoint(arch_->breakpoint().size())));
   }
 }
 
-Status TrapEngine::on_followed_event(pid_t tid) {
-  auto owner = std::find_if(followed_.begin(), followed_.end(), [&](const auto& entry) { return entry.second->owns(tid); });
-  if (owner == followed_.end()) return {};
-  Process& child = *owner->second;
-  auto event = child.next_event();
-  if (!event || !*event) return {};
-  const StopEvent& e = **event;
-  switch (e.kind) {
-    case StopKind::Trap:
-      return handle_trap(child, e, true);
-    case StopKind::Signal:
-      if (auto moved = move_thread_out_of_slot(child, e.tid, true); !moved) return moved;
-      return child.resume(e.tid, e.signal);
-    case StopKind::Fork:
-    case StopKind::Vfork:
-      (void)on_fork(e);
-      return child.resume(e.tid);
-    case StopKind::Exec:
-      (void)child.detach();
-      followed_.erase(owner);
-      return {};
-    case StopKind::Exited:
-    case StopKind::Killed:
-      followed_.erase(owner);
-      return {};
-    case StopKind::ThreadExited: {
-      replays_.erase(e.tid);
-      unresumed_traps_.erase(e.tid);
-      auto stack = shadow_stacks_.find(e.tid);
-      if (stack != shadow_stacks_.end()) {
-        std::vector<Frame> frames = std::move(stack->second);
-        shadow_stacks_.erase(stack);
-        for (const Frame& frame : frames) drop_frame(frame, true);
-      }
-      return {};
-    }
-    case StopKind::Foreign:
-      return {};
-    default:
-      return child.resume(e.tid);
-  }
+void TrapEngine::on_thread_exited(pid_t tid) {
+  replays_.erase(tid);
+  unresumed_traps_.erase(tid);
+  auto stack = shadow_stacks_.find(tid);
+  if (stack == shadow_stacks_.end()) return;
+  std::vector<Frame> frames = std::move(stack->second);
+  shadow_stacks_.erase(stack);
+  for (const Frame& frame : frames) drop_frame(frame, true);
 }
 
-Status TrapEngine::on_exec() {
+void TrapEngine::on_exec() {
   // The old image, its breakpoints and our slot areas are gone.
   sites_.clear();
   areas_.clear();
@@ -597,154 +491,39 @@ Status TrapEngine::on_exec() {
     probe->removed = true;
     probe->active = 0;
   }
-  process_.set_syscall_stub(0);
   select_arch();  // a 64-bit program may exec a 32-bit one, and back
-  if (exec_handler_) exec_handler_(*this);
-  return {};
 }
 
-Result<RunResult> TrapEngine::run() {
-  if (auto resumed = process_.resume_all(); !resumed) return resumed.error();
-  for (;;) {
-    auto next = process_.next_event();
-    if (!next) return next.error();
-    if (!*next) {
-      if (auto undone = detach(); !undone) return undone.error();
-      return RunResult{RunEnd::Detached, 0, 0};
-    }
-    const StopEvent& event = **next;
-    Status handled;
-    switch (event.kind) {
-      case StopKind::Trap:
-        handled = handle_trap(process_, event, true);
-        break;
-      case StopKind::Signal:
-        if (companion_ && companion_->handle_own_signal(event.tid, event.signal)) {
-          handled = process_.resume(event.tid);
-          break;
-        }
-        // A handler must see original addresses, never a slot.
-        handled = move_thread_out_of_slot(process_, event.tid, true);
-        if (handled) handled = process_.resume(event.tid, event.signal);
-        break;
-      case StopKind::NewThread:
-        handled = process_.resume(event.tid);
-        break;
-      case StopKind::Fork:
-      case StopKind::Vfork:
-        handled = on_fork(event);
-        if (handled) handled = process_.resume(event.tid);
-        break;
-      case StopKind::Exec:
-        handled = on_exec();
-        if (handled) handled = process_.resume(event.tid);
-        break;
-      case StopKind::ThreadExited: {
-        replays_.erase(event.tid);
-        unresumed_traps_.erase(event.tid);
-        auto stack = shadow_stacks_.find(event.tid);
-        if (stack != shadow_stacks_.end()) {
-          std::vector<Frame> frames = std::move(stack->second);
-          shadow_stacks_.erase(stack);
-          for (const Frame& frame : frames) drop_frame(frame, true);
-        }
-        break;
-      }
-      case StopKind::Exited:
-      case StopKind::Killed:
-        // Children we still trace outlive the program: leave them clean and untraced (else
-        // PTRACE_O_EXITKILL would take them down with xprobe).
-        (void)detach();
-        if (event.kind == StopKind::Exited) return RunResult{RunEnd::Exited, event.exit_status, 0};
-        return RunResult{RunEnd::Killed, 0, event.signal};
-      case StopKind::Foreign:
-        handled = on_vfork_child_event(event.tid);
-        if (handled) handled = on_followed_event(event.tid);
-        break;
-    }
-    if (!handled) {
-      // Killed from outside while we handled its stop: not an error of ours; its end comes next.
-      if (target::process_is_ending(process_.pid())) continue;
-      return handled.error();
-    }
-    if (detached_) return RunResult{RunEnd::Detached, 0, 0};  // a callback detached
-  }
-}
-
-Status TrapEngine::detach_one(Process& process) {
-  if (auto stopped = process.stop_all(); !stopped) return stopped;
+void TrapEngine::prepare_detach(Process& space) {
+  if (!arch_) return;
+  // A thread that trapped and was not resumed yet sits past the breakpoint: back onto the
+  // probed instruction. One that cannot be set back is gone.
   for (const auto& [tid, address] : unresumed_traps_) {
-    if (!process.owns(tid)) continue;
-    auto registers = process.get_registers(tid);
+    if (!space.owns(tid)) continue;
+    auto registers = space.get_registers(tid);
     if (registers && ip(*registers) == arch_->ip_at_breakpoint_stop(address)) {
       set_ip(*registers, address);
-      (void)process.set_registers(tid, *registers);
+      static_cast<void>(space.set_registers(tid, *registers));
     }
   }
-  std::deque<StopEvent> events = process.take_pending_events();
-  for (const StopEvent& event : events) {
-    switch (event.kind) {
-      case StopKind::Trap:
-        if (sites_.count(event.address) || retired_.count(event.address)) {
-          // A hit not handled yet: undo the trap, the original instruction will run.
-          auto registers = process.get_registers(event.tid);
-          if (registers) {
-            set_ip(*registers, event.address);
-            (void)process.set_registers(event.tid, *registers);
-          }
-        } else {
-          process.push_pending_event(event);
-        }
-        break;
-      case StopKind::Signal:
-        process.push_pending_event(event);  // delivered by the detach
-        break;
-      case StopKind::Fork:
-      case StopKind::Vfork:
-      {
-        StopEvent as_fork = event;
-        as_fork.kind = StopKind::Fork;  // never followed while detaching
-        (void)on_fork(as_fork);
-      }
-        break;
-      case StopKind::Exec:
-        if (&process == &process_) sites_.clear();  // nothing of ours in the new image
-        break;
-      default:
-        break;
-    }
-  }
-  return {};
 }
 
-Status TrapEngine::detach() {
-  if (detached_) return {};
-  detached_ = true;
-  options_.follow_fork = false;  // a fork seen while detaching is cleaned, not followed
-  // Everything stops before any byte is restored, so no thread runs half-restored code.
-  if (process_.alive()) {
-    if (auto stopped = detach_one(process_); !stopped) return stopped;
+bool TrapEngine::undo_trap(Process& space, const StopEvent& event) {
+  if (!arch_ || (!sites_.count(event.address) && !retired_.count(event.address))) return false;
+  // A hit not handled yet: the original instruction will run after the detach.
+  auto registers = space.get_registers(event.tid);
+  if (registers) {
+    set_ip(*registers, event.address);
+    static_cast<void>(space.set_registers(event.tid, *registers));  // a thread that is gone needs nothing
   }
-  for (auto& [pid, child] : followed_) (void)detach_one(*child);
-  if (companion_ && process_.alive()) {
-    companion_->drain();
-    (void)companion_->restore_in(process_);
-  }
-  for (auto& [address, site] : sites_) (void)unplant(*site);
-  for (auto& [pid, child] : vfork_children_) {
-    (void)child->stop_all();
-    (void)move_out_of_slots(*child);
-    (void)child->detach();
-  }
-  vfork_children_.clear();
-  for (auto& [pid, child] : followed_) {
-    (void)move_out_of_slots(*child);
-    (void)child->detach();
-  }
-  followed_.clear();
-  if (!process_.alive()) return {};
-  if (auto moved = move_out_of_slots(process_); !moved) return moved;
-  return process_.detach();
+  return true;
+}
+
+Status TrapEngine::remove_patches() {
+  // Every breakpoint goes, in every process that has them; one that cannot be written back
+  // (a process that is gone) must not keep the others in.
+  for (auto& [address, site] : sites_) static_cast<void>(unplant(*site));
+  return {};
 }
 
 }  // namespace xprobe::probe::engine

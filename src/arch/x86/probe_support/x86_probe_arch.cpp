@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "arch/x86/probe_support/abi.h"
+#include "arch/x86/probe_support/sim_registers.h"
 #include "arch/x86/probe_support/breakpoint.h"
 #include "arch/x86/probe_support/execution_plan.h"
 #include "sim/x86/branch_sim.h"

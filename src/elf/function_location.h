@@ -8,7 +8,7 @@
 #include "elf/elf_file.h"
 #include "support/result.h"
 
-namespace xprobe::cli {
+namespace xprobe::elf {
 
 struct FunctionLocation {
   std::string function_name;
@@ -17,6 +17,6 @@ struct FunctionLocation {
   uint64_t address = 0;  // function_start + offset
 };
 
-Result<FunctionLocation> locate_in_function(const elf::ElfFile& file, std::string_view spec);
+Result<FunctionLocation> locate_in_function(const ElfFile& file, std::string_view spec);
 
-}  // namespace xprobe::cli
+}  // namespace xprobe::elf

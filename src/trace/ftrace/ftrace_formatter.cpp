@@ -1,8 +1,9 @@
-#include "trace/ftrace_formatter.h"
+#include "trace/ftrace/ftrace_formatter.h"
 
 #include <fmt/format.h>
 
 #include <iterator>
+#include <sstream>
 
 namespace xprobe::trace {
 
@@ -69,6 +70,49 @@ std::string format_ftrace_event(const EventRecord& record, const EventCatalog& c
   }
   out += '\n';
   return out;
+}
+
+std::string ftrace_stream_header(unsigned cpus, const FtraceOptions& options) {
+  const std::string full = ftrace_header(0, 0, cpus, options);
+  std::string out;
+  std::istringstream lines(full);
+  std::string line;
+  bool skip_next_hash = false;
+  while (std::getline(lines, line)) {
+    if (line.rfind("# entries-in-buffer", 0) == 0) {
+      skip_next_hash = true;
+      continue;
+    }
+    if (skip_next_hash && line == "#") {
+      skip_next_hash = false;
+      continue;
+    }
+    skip_next_hash = false;
+    out += line;
+    out += '\n';
+  }
+  return out;
+}
+
+namespace {
+
+class FtraceWriter final : public EventWriter {
+ public:
+  explicit FtraceWriter(const FormatContext& context) : context_(context) { options_.irq_info = context.irq_info; }
+  std::string begin() override { return ftrace_stream_header(context_.cpus, options_); }
+  void write(const EventRecord& record, std::string& out) override {
+    out += format_ftrace_event(record, context_.catalog, context_.symbolizer, options_);
+  }
+
+ private:
+  FormatContext context_;
+  FtraceOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<EventWriter> make_ftrace_writer(const FormatContext& context) {
+  return std::make_unique<FtraceWriter>(context);
 }
 
 }  // namespace xprobe::trace

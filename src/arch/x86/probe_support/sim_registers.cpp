@@ -1,4 +1,4 @@
-#include "arch/x86/probe_support/abi.h"
+#include "arch/x86/probe_support/sim_registers.h"
 
 #include <fmt/format.h>
 

@@ -15,9 +15,11 @@
 // With irq_info off (the kernel's options/irq-info = 0) the flags column and its legend go.
 // The flags column is "....." because user space has no interrupt state to report.
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "trace/event_record.h"
+#include "trace/output_format.h"
 #include "trace/value_format.h"
 
 namespace xprobe::trace {
@@ -39,5 +41,12 @@ std::string format_ftrace_event(const EventRecord& record, const EventCatalog& c
 
 // "%5lu.%06lu" of a nanosecond timestamp rounded to the microsecond, as the kernel does.
 std::string format_timestamp(uint64_t timestamp_ns);
+
+// The header of a stream of events: ftrace_header() without its entries line (a stream has no
+// buffer whose fill it could state; the counts come at the end, in the profile).
+std::string ftrace_stream_header(unsigned cpus, const FtraceOptions& options = {});
+
+// The "ftrace" output format (output_format.h).
+std::unique_ptr<EventWriter> make_ftrace_writer(const FormatContext& context);
 
 }  // namespace xprobe::trace

@@ -1,4 +1,4 @@
-#include "trace/json_formatter.h"
+#include "trace/json/json_formatter.h"
 
 #include <fmt/format.h>
 
@@ -108,5 +108,22 @@ std::string format_json_event(const EventRecord& record, const EventCatalog& cat
   out += "}\n";
   return out;
 }
+
+namespace {
+
+class JsonWriter final : public EventWriter {
+ public:
+  explicit JsonWriter(const FormatContext& context) : context_(context) {}
+  void write(const EventRecord& record, std::string& out) override {
+    out += format_json_event(record, context_.catalog, context_.symbolizer);
+  }
+
+ private:
+  FormatContext context_;
+};
+
+}  // namespace
+
+std::unique_ptr<EventWriter> make_json_writer(const FormatContext& context) { return std::make_unique<JsonWriter>(context); }
 
 }  // namespace xprobe::trace

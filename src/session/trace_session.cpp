@@ -1,4 +1,4 @@
-#include "cli/trace_session.h"
+#include "session/trace_session.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -21,9 +21,8 @@
 
 #include <fmt/format.h>
 
-#include "cli/event_output.h"
-#include "cli/jump_candidate.h"
-#include "cli/live_fetch.h"
+#include "session/jump_candidate.h"
+#include "session/live_fetch.h"
 #include "probe/definition_parser.h"
 #include "probe/engine/jump_engine.h"
 #include "probe/engine/trap_engine.h"
@@ -32,14 +31,15 @@
 #include "probe/resolve/module_map.h"
 #include "probe/resolve/place_resolver.h"
 #include "probe/resolve/symbolizer.h"
+#include "supervisor/all_threads_stopped.h"
+#include "supervisor/supervisor.h"
 #include "target/process.h"
 #include "target/wait.h"
+#include "trace/event_output.h"
 #include "trace/event_record.h"
-#include "trace/ftrace_formatter.h"
-#include "trace/json_formatter.h"
 #include "trace/probe_statistics.h"
 
-namespace xprobe::cli {
+namespace xprobe::session {
 namespace {
 
 uint64_t monotonic_ns() {
@@ -55,30 +55,6 @@ std::string read_link(const std::string& path) {
   return std::string(buffer, static_cast<size_t>(n));
 }
 
-// The ftrace header without its entries line: a stream has no buffer whose fill it could state
-// (the counts are printed at the end, in the profile).
-std::string streaming_header(const trace::FtraceOptions& options) {
-  const std::string full = trace::ftrace_header(0, 0, static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN)), options);
-  std::string out;
-  std::istringstream lines(full);
-  std::string line;
-  bool skip_next_hash = false;
-  while (std::getline(lines, line)) {
-    if (line.rfind("# entries-in-buffer", 0) == 0) {
-      skip_next_hash = true;
-      continue;
-    }
-    if (skip_next_hash && line == "#") {
-      skip_next_hash = false;
-      continue;
-    }
-    skip_next_hash = false;
-    out += line;
-    out += '\n';
-  }
-  return out;
-}
-
 struct PlantedProbe {
   uint32_t catalog_id = 0;
   probe::ProbeFetchPlan plan;
@@ -89,11 +65,25 @@ struct PlantedProbe {
   bool jumped = false;  // a jump-optimized probe (else a breakpoint of the trap engine)
 };
 
-class TraceSession {
+class TraceSession final : public supervisor::Participant, public probe::engine::ReturnSiteHost {
  public:
-  explicit TraceSession(const TraceOptions& options) : options_(options) {}
-  ~TraceSession() { target::set_idle_hook(nullptr); }
+  TraceSession(const SessionConfig& config, Diagnostics& diagnostics) : options_(config), diagnostics_(diagnostics) {}
+  ~TraceSession() override {
+    if (supervisor_) supervisor_->leave(*this);
+  }
   int run();
+
+  // supervisor::Participant: after an exec the definitions are resolved again in the new
+  // image; a thread's name and CPU are not asked for again once it is gone.
+  void on_exec() override;
+  void on_thread_exited(pid_t tid) override;
+
+  // probe::engine::ReturnSiteHost
+  Result<arch::x86::JumpPatchFunction> describe_return_site(uint64_t address) override {
+    return return_site_function(address, modules_, exception_tables_);
+  }
+  void return_site_not_patched(uint64_t address, const std::string& why) override;
+  Status watch_return_site(uint64_t address) override;
 
  private:
   bool parse_definitions();
@@ -120,7 +110,7 @@ class TraceSession {
   // calls that install a filter (prctl, syscall(SYS_seccomp)) are watched, and from then on
   // every jump-optimized probe is a breakpoint.
   void watch_seccomp_calls();
-  void demote_jumps(pid_t stopped_tid);
+  void demote_jumps();
   // An internal breakpoint on each function of these names in every loaded object (once per
   // address), while the jump engine has probes.
   void watch_functions(std::initializer_list<const char*> names, std::set<uint64_t>& watched,
@@ -146,15 +136,25 @@ class TraceSession {
                    uint64_t return_address, std::span<const uint64_t> saved);
   std::vector<uint64_t> save_at_entry(const PlantedProbe& probe, const probe::engine::HitContext& context);
   void emit(trace::EventRecord&& record);
-  void print_profile();
+  // The writer's trailer, everything flushed, the counts reported.
+  void end_output();
   void fail_before_tracing();
   int wait_for_detached_program();
 
-  const TraceOptions& options_;
+  void report(Severity severity, std::string message) { diagnostics_.report(Diagnostic{severity, std::move(message), {}}); }
+  void error(std::string message) { report(Severity::Error, std::move(message)); }
+  void warning(std::string message) { report(Severity::Warning, std::move(message)); }
+  void parse_failed(probe::ParseError parse_error, std::string context = {}) {
+    diagnostics_.report(Diagnostic{Severity::Error, std::move(context), std::move(parse_error)});
+  }
+
+  const SessionConfig& options_;
+  Diagnostics& diagnostics_;
   std::vector<probe::ProbeDefinition> definitions_;
   std::vector<size_t> pending_;  // indices into definitions_
   insn::Arch definitions_arch_ = insn::Arch::X86_64;  // what definitions_ were parsed for
   std::unique_ptr<target::Process> process_;
+  std::unique_ptr<supervisor::Supervisor> supervisor_;
   std::unique_ptr<probe::engine::TrapEngine> engine_;
   std::unique_ptr<probe::engine::JumpEngine> jump_engine_;
   std::string jump_unusable_;  // why the process cannot have jump-optimized probes
@@ -170,38 +170,38 @@ class TraceSession {
   std::optional<probe::engine::ProbeId> rendezvous_;
   std::set<uint64_t> exec_watches_;
   std::set<uint64_t> seccomp_watches_;
-  pid_t handling_tid_ = 0;  // the thread whose stop a callback handles (it stays stopped)
   bool jumps_demoted_ = false;
   uint64_t rendezvous_address_ = 0;
-  std::unique_ptr<EventOutput> output_;
-  trace::FtraceOptions ftrace_options_;
+  std::unique_ptr<trace::EventOutput> output_;
+  std::unique_ptr<trace::EventWriter> writer_;
   std::string line_;
 };
 
 bool TraceSession::parse_definitions() {
   const probe::ParseOptions parse_options;
   std::vector<probe::ProbeDefinition> parsed;
-  for (const std::string& file_name : options_.files) {
-    std::ifstream in(file_name);
+  for (const DefinitionSource& source : options_.definitions) {
+    if (source.kind == DefinitionSource::Kind::Text) {
+      auto result = probe::parse_definition(source.value, parse_options);
+      if (!result) {
+        parse_failed(result.error());
+        return false;
+      }
+      parsed.push_back(std::move(result.value()));
+      continue;
+    }
+    std::ifstream in(source.value);
     if (!in) {
-      fmt::print(stderr, "xprobe: -f {}: cannot open: {}\n", file_name, std::strerror(errno));
+      error(fmt::format("-f {}: cannot open: {}", source.value, std::strerror(errno)));
       return false;
     }
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    auto result = probe::parse_definitions_file(text, file_name, parse_options);
+    auto result = probe::parse_definitions_file(text, source.value, parse_options);
     if (!result) {
-      fmt::print(stderr, "{}", result.error().render());
+      parse_failed(result.error());
       return false;
     }
     for (auto& definition : result.value()) parsed.push_back(std::move(definition));
-  }
-  for (const std::string& text : options_.definitions) {
-    auto result = probe::parse_definition(text, parse_options);
-    if (!result) {
-      fmt::print(stderr, "{}", result.error().render());
-      return false;
-    }
-    parsed.push_back(std::move(result.value()));
   }
   // `-:GRP/EVENT` removes an earlier definition, as writing it to uprobe_events does.
   for (auto& definition : parsed) {
@@ -214,13 +214,13 @@ bool TraceSession::parse_definitions() {
       return d.event == definition.event && d.group == definition.group;
     });
     if (definitions_.size() == before) {
-      fmt::print(stderr, "xprobe: '{}': no earlier definition of {}/{} to delete\n", definition.command,
-                 definition.group, definition.event);
+      error(fmt::format("'{}': no earlier definition of {}/{} to delete", definition.command, definition.group,
+                        definition.event));
       return false;
     }
   }
   if (definitions_.empty()) {
-    fmt::print(stderr, "xprobe trace: no probe definitions (give -e DEF or -f FILE)\n");
+    report(Severity::Usage, "no probe definitions (give -e DEF or -f FILE)");
     return false;
   }
   for (size_t i = 0; i < definitions_.size(); ++i) pending_.push_back(i);
@@ -235,12 +235,12 @@ bool TraceSession::check_named_binaries() {
     if (binary.find('/') == std::string::npos) continue;
     auto file = elf_cache_.open(binary);
     if (!file) {
-      fmt::print(stderr, "xprobe: '{}': {}\n", definition.command, file.error().message);
+      error(fmt::format("'{}': {}", definition.command, file.error().message));
       return false;
     }
     if ((*file)->arch() != insn::Arch::X86_64 && (*file)->arch() != insn::Arch::I386) {
-      fmt::print(stderr, "xprobe: '{}': {} is an {} object; xprobe traces x86-64 and i386 processes\n",
-                 definition.command, binary, insn::arch_name((*file)->arch()));
+      error(fmt::format("'{}': {} is an {} object; xprobe traces x86-64 and i386 processes", definition.command,
+                        binary, insn::arch_name((*file)->arch())));
       return false;
     }
   }
@@ -249,23 +249,26 @@ bool TraceSession::check_named_binaries() {
 
 void TraceSession::report_unmatched() {
   for (size_t index : pending_)
-    fmt::print(stderr, "xprobe: '{}': no object named '{}' was loaded while tracing: the probe never went in\n",
-               definitions_[index].command, definitions_[index].place.binary);
+    warning(fmt::format("'{}': no object named '{}' was loaded while tracing: the probe never went in",
+                        definitions_[index].command, definitions_[index].place.binary));
 }
 
 bool TraceSession::open_output() {
-  ftrace_options_.irq_info = !options_.no_irq_info;
   int fd = STDOUT_FILENO;
   bool owns = false;
-  if (!options_.output.empty()) {
-    fd = ::open(options_.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (!options_.output_path.empty()) {
+    fd = ::open(options_.output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-      fmt::print(stderr, "xprobe: -o {}: cannot open: {}\n", options_.output, std::strerror(errno));
+      error(fmt::format("-o {}: cannot open: {}", options_.output_path, std::strerror(errno)));
       return false;
     }
     owns = true;
   }
-  output_ = std::make_unique<EventOutput>(fd, owns, options_.output.empty() && isatty(STDOUT_FILENO) != 0, statistics_);
+  const bool terminal = options_.output_path.empty() && isatty(STDOUT_FILENO) != 0;
+  output_ = std::make_unique<trace::EventOutput>(fd, owns, terminal, statistics_);
+  trace::FormatContext context{catalog_, [this](uint64_t address) { return probe::Symbolizer(modules_).symbolize(address); },
+                               options_.irq_info, static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN))};
+  writer_ = options_.format->make(context);
   return true;
 }
 
@@ -273,14 +276,14 @@ bool TraceSession::start_process() {
   if (options_.pid != 0) {
     auto attached = target::Process::attach(options_.pid);
     if (!attached) {
-      fmt::print(stderr, "xprobe: cannot attach to process {}: {}\n", options_.pid, attached.error().message);
+      error(fmt::format("cannot attach to process {}: {}", options_.pid, attached.error().message));
       return false;
     }
     process_ = std::move(attached.value());
   } else {
     auto launched = target::Process::launch(options_.command);
     if (!launched) {
-      fmt::print(stderr, "xprobe: cannot start '{}': {}\n", options_.command.front(), launched.error().message);
+      error(fmt::format("cannot start '{}': {}", options_.command.front(), launched.error().message));
       return false;
     }
     process_ = std::move(launched.value());
@@ -317,7 +320,7 @@ bool TraceSession::resolve_relocations(probe::ProbeFetchPlan& plan, const std::s
       if (relocation.kind == probe::Relocation::Kind::Symbol) {
         auto address = probe::resolve_data_symbol(relocation.symbol, 0, modules_, module_path);
         if (!address) {
-          fmt::print(stderr, "xprobe: argument {}: {}\n", program.name, address.error().message);
+          error(fmt::format("argument {}: {}", program.name, address.error().message));
           return false;
         }
         relocation.address = *address;
@@ -325,8 +328,8 @@ bool TraceSession::resolve_relocations(probe::ProbeFetchPlan& plan, const std::s
         const probe::LoadedModule* module = modules_.find(module_path);
         auto link = module ? module->elf->file_offset_to_address(relocation.file_offset) : std::nullopt;
         if (!link) {
-          fmt::print(stderr, "xprobe: argument {}: file offset {:#x} is not loaded from {}\n", program.name,
-                     relocation.file_offset, module_path);
+          error(fmt::format("argument {}: file offset {:#x} is not loaded from {}", program.name,
+                            relocation.file_offset, module_path));
           return false;
         }
         relocation.address = *link + module->bias;
@@ -349,7 +352,7 @@ bool TraceSession::parse_for_arch(insn::Arch arch) {
   for (const probe::ProbeDefinition& definition : definitions_) {
     auto result = probe::parse_definition(definition.command, parse_options);
     if (!result) {
-      fmt::print(stderr, "xprobe: the process runs {} code:\n{}", insn::arch_name(arch), result.error().render());
+      parse_failed(result.error(), fmt::format("the process runs {} code:", insn::arch_name(arch)));
       return false;
     }
     reparsed.push_back(std::move(result.value()));
@@ -377,7 +380,7 @@ bool TraceSession::plant_pending(bool strict) {
     const probe::ProbeDefinition& definition = definitions_[index];
     auto resolution = probe::resolve_place(definition, modules_);
     if (!resolution) {
-      fmt::print(stderr, "xprobe: {}\n", resolution.error().message);
+      error(resolution.error().message);
       failed = true;
       continue;
     }
@@ -387,7 +390,7 @@ bool TraceSession::plant_pending(bool strict) {
     }
     for (probe::ResolvedPoint& point : resolution->points) {
       if (!point.check.accepted()) {
-        fmt::print(stderr, "xprobe: {}: {}\n", definition.command, point.check.message());
+        error(fmt::format("{}: {}", definition.command, point.check.message()));
         failed = true;
         continue;
       }
@@ -425,19 +428,18 @@ bool TraceSession::plant_pending(bool strict) {
   for (JumpChoice& choice : jumps) {
     if (!choice.spec) continue;
     const uint64_t begin = choice.spec->patch->address, end = begin + choice.spec->patch->length;
-    bool clash = engine_->has_site_in(begin, end);
+    bool clash = supervisor_->patches().claimed_by_other(*jump_engine_, begin, end);
     for (uint64_t address : trap_addresses) clash = clash || (address >= begin && address < end);
     if (clash) {
       choice.spec.reset();
       choice.why_not = "a breakpoint probe shares its bytes";
     }
   }
-  if (options_.engine == "jump") {
+  if (options_.engine == EngineChoice::Jump) {
     bool refused = false;
     for (size_t i = 0; i < ready.size(); ++i) {
       if (jumps[i].spec) continue;
-      fmt::print(stderr, "xprobe: {}: cannot be jump-optimized: {}\n", definitions_[ready[i].definition].command,
-                 jumps[i].why_not);
+      error(fmt::format("{}: cannot be jump-optimized: {}", definitions_[ready[i].definition].command, jumps[i].why_not));
       refused = true;
     }
     if (refused && strict) return false;
@@ -466,20 +468,20 @@ bool TraceSession::plant_pending(bool strict) {
                                                 std::span<const uint64_t> saved) {
         emit_return(planted, c, planted.address, return_address, saved);
       };
-      auto added = jump_engine_->add_probe(std::move(jump), handling_tid_);
+      auto added = jump_engine_->add_probe(std::move(jump));
       if (added) {
         planted.jumped = true;
         continue;
       }
-      if (options_.engine == "jump") {
-        fmt::print(stderr, "xprobe: {}: cannot be jump-optimized: {}\n", definition.command, added.error().message);
+      if (options_.engine == EngineChoice::Jump) {
+        error(fmt::format("{}: cannot be jump-optimized: {}", definition.command, added.error().message));
         if (strict) return false;
         continue;
       }
     }
     auto id = engine_->add_probe(breakpoint_spec(planted));
     if (!id) {
-      fmt::print(stderr, "xprobe: {}: {}\n", definition.command, id.error().message);
+      error(fmt::format("{}: {}", definition.command, id.error().message));
       if (strict) return false;
       continue;
     }
@@ -502,14 +504,12 @@ probe::engine::ProbeSpec TraceSession::breakpoint_spec(PlantedProbe& planted) {
   return spec;
 }
 
-void TraceSession::demote_jumps(pid_t stopped_tid) {
+void TraceSession::demote_jumps() {
   if (!jump_engine_ || jumps_demoted_ || jump_engine_->probe_count() == 0) return;
   jumps_demoted_ = true;
   jump_unusable_ = "the process put itself under seccomp";
-  fmt::print(stderr, "xprobe: process {} installs a seccomp filter: its jump-optimized probes become breakpoints\n",
-             process_->pid());
-  const bool others_running = !process_->all_stopped();
-  if (others_running) (void)process_->stop_all();
+  warning(fmt::format("process {} installs a seccomp filter: its jump-optimized probes become breakpoints", process_->pid()));
+  supervisor::AllThreadsStopped stopped(*process_, supervisor_->handling_tid());
   jump_engine_->drain();
   (void)jump_engine_->restore_in(*process_);
   jump_engine_->finish();
@@ -519,9 +519,8 @@ void TraceSession::demote_jumps(pid_t stopped_tid) {
     planted.jumped = false;
     auto id = engine_->add_probe(breakpoint_spec(planted));
     if (id) planted.engine_id = *id;
-    else fmt::print(stderr, "xprobe: {}/{}: {}\n", catalog_[planted.catalog_id].group, catalog_[planted.catalog_id].event, id.error().message);
+    else error(fmt::format("{}/{}: {}", catalog_[planted.catalog_id].group, catalog_[planted.catalog_id].event, id.error().message));
   }
-  if (others_running) (void)process_->resume_all(stopped_tid);
 }
 
 void TraceSession::watch_seccomp_calls() {
@@ -529,10 +528,10 @@ void TraceSession::watch_seccomp_calls() {
   constexpr uint64_t kPrSetSeccomp = 22, kPrSetNoNewPrivs = 38, kSysSeccomp = 317;
   watch_functions({"prctl"}, seccomp_watches_, [this](const probe::engine::HitContext& c) {
     const uint64_t option = c.registers.raw.rdi;
-    if (option == kPrSetSeccomp || option == kPrSetNoNewPrivs) demote_jumps(c.tid);
+    if (option == kPrSetSeccomp || option == kPrSetNoNewPrivs) demote_jumps();
   });
   watch_functions({"syscall"}, seccomp_watches_, [this](const probe::engine::HitContext& c) {
-    if (c.registers.raw.rdi == kSysSeccomp) demote_jumps(c.tid);
+    if (c.registers.raw.rdi == kSysSeccomp) demote_jumps();
   });
 }
 
@@ -558,16 +557,14 @@ void TraceSession::watch_dynamic_linker() {
     for (const elf::Symbol* symbol : module.elf->find_symbols("_dl_debug_state")) {
       const uint64_t address = symbol->address + module.bias;
       if (rendezvous_ && rendezvous_address_ == address) return;
-      auto id = engine_->add_internal_breakpoint(address, [this](const probe::engine::HitContext& c) {
+      auto id = engine_->add_internal_breakpoint(address, [this](const probe::engine::HitContext&) {
         const bool exec_unwatched =
             jump_engine_ && jump_engine_->probe_count() != 0 && (exec_watches_.empty() || seccomp_watches_.empty());
         if (pending_.empty() && !exec_unwatched) return;
         rebuild_modules();
-        handling_tid_ = c.tid;
         if (!pending_.empty()) plant_pending(false);
         watch_exec_calls();
         watch_seccomp_calls();
-        handling_tid_ = 0;
       });
       if (id) {
         rendezvous_ = *id;
@@ -645,7 +642,7 @@ void TraceSession::on_lost(const PlantedProbe& probe, uint64_t count) {
 }
 
 void TraceSession::start_jump_engine() {
-  if (options_.engine == "trap") {
+  if (options_.engine == EngineChoice::Trap) {
     jump_unusable_ = "--engine trap";
     return;
   }
@@ -661,35 +658,22 @@ void TraceSession::start_jump_engine() {
     jump_unusable_ = usable.error().message;
     return;
   }
-  jump_engine_ = std::make_unique<probe::engine::JumpEngine>(*process_);
-  engine_->set_companion(jump_engine_.get());
-  process_->set_exit_observer([this](pid_t tid) {
-    jump_engine_->drain();
-    jump_engine_->thread_exited(tid);
+  jump_engine_ = std::make_unique<probe::engine::JumpEngine>(*supervisor_);
+  jump_engine_->set_return_site_host(this);
+}
+
+void TraceSession::return_site_not_patched(uint64_t address, const std::string& why) {
+  if (options_.engine == EngineChoice::Jump)
+    warning(fmt::format("return site {:#x} cannot be jump-optimized ({}): returns there are missed (--engine jump)", address, why));
+}
+
+Status TraceSession::watch_return_site(uint64_t address) {
+  if (options_.engine == EngineChoice::Jump) return make_error("--engine jump: no breakpoints");
+  auto id = engine_->add_internal_breakpoint(address, [this](const probe::engine::HitContext& c) {
+    if (jump_engine_) jump_engine_->return_trapped(c);
   });
-  probe::engine::ReturnSiteSupport sites;
-  sites.describe = [this](uint64_t address) { return return_site_function(address, modules_, exception_tables_); };
-  sites.breakpoint_in = [this](uint64_t begin, uint64_t end) { return engine_->has_site_in(begin, end); };
-  sites.on_not_patched = [this](uint64_t address, const std::string& why) {
-    if (options_.engine == "jump")
-      fmt::print(stderr, "xprobe: return site {:#x} cannot be jump-optimized ({}): returns there are missed (--engine jump)\n",
-                 address, why);
-  };
-  if (options_.engine != "jump") sites.watch = [this](uint64_t address) -> Status {
-    auto id = engine_->add_internal_breakpoint(address, [this](const probe::engine::HitContext& c) {
-      if (jump_engine_) jump_engine_->return_trapped(c);
-    });
-    if (!id) return id.error();
-    return {};
-  };
-  jump_engine_->set_return_site_support(std::move(sites));
-  target::set_idle_hook(
-      [this] {
-        jump_engine_->drain();
-        jump_engine_->serve_pending_requests();
-        target::set_idle_interval(jump_engine_->drain_interval_ms());
-      },
-      8);
+  if (!id) return id.error();
+  return {};
 }
 
 std::vector<uint64_t> TraceSession::save_at_entry(const PlantedProbe& probe, const probe::engine::HitContext& context) {
@@ -712,25 +696,20 @@ void TraceSession::emit_return(const PlantedProbe& probe, const probe::engine::H
 }
 
 void TraceSession::emit(trace::EventRecord&& record) {
-  const probe::Symbolizer symbolizer(modules_);
-  const trace::Symbolizer symbolize = [&symbolizer](uint64_t address) { return symbolizer.symbolize(address); };
-  line_ = options_.format == "json" ? trace::format_json_event(record, catalog_, symbolize)
-                                    : trace::format_ftrace_event(record, catalog_, symbolize, ftrace_options_);
+  line_.clear();
+  writer_->write(record, line_);
   output_->write_event(record.probe_id, line_, record.timestamp_ns);
 }
 
-void TraceSession::print_profile() {
+void TraceSession::end_output() {
   // Return probes on breakpoints: entries the trap engine could not track (MAXACTIVE).
   for (const PlantedProbe& planted : planted_) {
     if (planted.jumped || !planted.is_return || !engine_) continue;
     on_missed(planted, engine_->stats(planted.engine_id).misses);
   }
+  if (const std::string trailer = writer_->end(); !trailer.empty()) output_->write_text(trailer);
   output_->flush();
-  if (options_.summary)
-    fmt::print(stderr, "{}", trace::format_summary(catalog_, statistics_));
-  else
-    fmt::print(stderr, "{}", trace::format_profile(catalog_, statistics_));
-  if (statistics_.dropped() != 0) fmt::print(stderr, "xprobe: {} events were dropped\n", statistics_.dropped());
+  diagnostics_.tracing_ended(catalog_, statistics_);
 }
 
 // A program xprobe started is still its child after the detach: it runs on untraced and
@@ -739,7 +718,7 @@ void TraceSession::print_profile() {
 int TraceSession::wait_for_detached_program() {
   if (!process_->launched()) return 0;
   const pid_t pid = process_->pid();
-  fmt::print(stderr, "xprobe: detached; process {} runs on untraced, waiting for it (interrupt again to leave it)\n", pid);
+  report(Severity::Note, fmt::format("detached; process {} runs on untraced, waiting for it (interrupt again to leave it)", pid));
   target::clear_stop_request();
   for (;;) {
     int status = 0;
@@ -755,9 +734,33 @@ void TraceSession::fail_before_tracing() {
   if (process_->launched()) {
     (void)process_->kill();
   } else {
-    if (engine_) (void)engine_->detach();
+    if (supervisor_) (void)supervisor_->detach();
     else (void)process_->detach();
   }
+}
+
+void TraceSession::on_exec() {
+  if (supervisor_->detached()) return;  // nothing is planted again while leaving
+  main_executable_ = read_link(fmt::format("/proc/{}/exe", process_->pid()));
+  exception_tables_.clear();
+  comms_->forget_all();
+  cpus_->forget_all();
+  rendezvous_.reset();
+  exec_watches_.clear();
+  seccomp_watches_.clear();
+  pending_.clear();
+  for (size_t i = 0; i < definitions_.size(); ++i) pending_.push_back(i);
+  rebuild_modules();
+  publish_readable_ranges();
+  plant_pending(false);
+  watch_dynamic_linker();
+  watch_exec_calls();
+  watch_seccomp_calls();
+}
+
+void TraceSession::on_thread_exited(pid_t tid) {
+  comms_->forget(tid);
+  cpus_->forget(tid);
 }
 
 int TraceSession::run() {
@@ -765,7 +768,7 @@ int TraceSession::run() {
   target::StopSignals stop_signals;
   if (!parse_definitions()) return 2;
   if (options_.pid == 0 && options_.command.empty()) {
-    fmt::print(stderr, "xprobe trace: give a program to start (-- COMMAND [ARGS]) or a process to attach to (-p PID)\n");
+    report(Severity::Usage, "give a program to start (-- COMMAND [ARGS]) or a process to attach to (-p PID)");
     return 2;
   }
   if (!open_output()) return 2;
@@ -775,10 +778,13 @@ int TraceSession::run() {
   // breakpoint: the write fails, its events are counted as dropped. (Set after the launch: an
   // ignored signal would be inherited by the program across exec.)
   signal(SIGPIPE, SIG_IGN);
-  probe::engine::EngineOptions engine_options;
-  engine_options.follow_fork = options_.follow_fork;
-  engine_ = std::make_unique<probe::engine::TrapEngine>(*process_, engine_options);
+  supervisor::SupervisorOptions supervision;
+  supervision.follow_fork = options_.follow_fork;
+  supervisor_ = std::make_unique<supervisor::Supervisor>(*process_, supervision);
+  // In this order, so that both engines have forgotten the old image when an exec is seen here.
+  engine_ = std::make_unique<probe::engine::TrapEngine>(*supervisor_);
   start_jump_engine();
+  supervisor_->join(*this);
   rebuild_modules();
   publish_readable_ranges();
   if (!plant_pending(true)) {
@@ -791,60 +797,32 @@ int TraceSession::run() {
   watch_dynamic_linker();
   watch_exec_calls();
   watch_seccomp_calls();
-  engine_->set_exec_handler([this](probe::engine::TrapEngine&) {
-    if (jump_engine_) {
-      jump_engine_->finish();  // what the old image recorded before its exec
-      jump_engine_->forget_all();
-    }
-    main_executable_ = read_link(fmt::format("/proc/{}/exe", process_->pid()));
-    exception_tables_.clear();
-    comms_->forget_all();
-    rendezvous_.reset();
-    exec_watches_.clear();
-    seccomp_watches_.clear();
-    pending_.clear();
-    for (size_t i = 0; i < definitions_.size(); ++i) pending_.push_back(i);
-    rebuild_modules();
-    publish_readable_ranges();
-    plant_pending(false);
-    watch_dynamic_linker();
-    watch_exec_calls();
-    watch_seccomp_calls();
-  });
-  if (options_.format != "json") {
-    output_->write_text(streaming_header(ftrace_options_));
-  }
+  if (const std::string header = writer_->begin(); !header.empty()) output_->write_text(header);
 
-  auto result = engine_->run();
-  target::set_idle_hook(nullptr);
+  auto result = supervisor_->run();
   if (jump_engine_) jump_engine_->finish();
-  print_profile();
+  end_output();
   report_unmatched();
   if (!result) {
-    fmt::print(stderr, "xprobe: {}\n", result.error().message);
+    error(result.error().message);
     // Whatever went wrong, the program must not be left with our breakpoints in it.
-    if (auto undone = engine_->detach(); !undone)
-      fmt::print(stderr, "xprobe: while detaching after that error: {}\n", undone.error().message);
+    if (auto undone = supervisor_->detach(); !undone)
+      error(fmt::format("while detaching after that error: {}", undone.error().message));
     return 1;
   }
   switch (result->end) {
-    case probe::engine::RunEnd::Exited: return result->exit_status;
-    case probe::engine::RunEnd::Killed: return 128 + result->signal;
-    case probe::engine::RunEnd::Detached: return wait_for_detached_program();
+    case supervisor::RunEnd::Exited: return result->exit_status;
+    case supervisor::RunEnd::Killed: return 128 + result->signal;
+    case supervisor::RunEnd::Detached: return wait_for_detached_program();
   }
   return 0;
 }
 
 }  // namespace
 
-int run_trace(const TraceOptions& options) {
-  // Kept until the process is gone: a SIGINT or SIGTERM that arrives once tracing is over
-  // (the profile printed, exit handlers running) must not kill xprobe and replace the
-  // program's exit status with 128 + the signal. Never destroyed, on purpose.
-  static const target::StopSignals* const until_exit = new target::StopSignals;
-  (void)until_exit;
-  TraceSession session(options);
+int run_trace_session(const SessionConfig& config, Diagnostics& diagnostics) {
+  TraceSession session(config, diagnostics);
   return session.run();
 }
 
-}  // namespace xprobe::cli
+}  // namespace xprobe::session

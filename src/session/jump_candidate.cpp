@@ -1,10 +1,10 @@
-#include "cli/jump_candidate.h"
+#include "session/jump_candidate.h"
 
 #include <fmt/format.h>
 
 #include "probe/agent_capture.h"
 
-namespace xprobe::cli {
+namespace xprobe::session {
 
 namespace {
 
@@ -99,4 +99,4 @@ Result<arch::x86::JumpPatchFunction> return_site_function(uint64_t address, cons
   return code;
 }
 
-}  // namespace xprobe::cli
+}  // namespace xprobe::session

@@ -1,10 +1,10 @@
-#include "cli/symbol_location.h"
+#include "elf/function_location.h"
 
 #include <charconv>
 
 #include <fmt/format.h>
 
-namespace xprobe::cli {
+namespace xprobe::elf {
 namespace {
 
 std::optional<uint64_t> parse_number(std::string_view text) {
@@ -21,10 +21,10 @@ std::optional<uint64_t> parse_number(std::string_view text) {
 
 }  // namespace
 
-Result<FunctionLocation> locate_in_function(const elf::ElfFile& file, std::string_view spec) {
+Result<FunctionLocation> locate_in_function(const ElfFile& file, std::string_view spec) {
   FunctionLocation location;
   if (auto address = parse_number(spec)) {
-    const elf::Symbol* function = file.function_containing(*address);
+    const Symbol* function = file.function_containing(*address);
     if (function == nullptr) return make_error(fmt::format("{}: no function contains address {:#x}", file.path(), *address));
     location.function_name = function->name;
     location.function_start = function->address;
@@ -40,8 +40,8 @@ Result<FunctionLocation> locate_in_function(const elf::ElfFile& file, std::strin
     offset = spec[sign] == '+' ? static_cast<int64_t>(*magnitude) : -static_cast<int64_t>(*magnitude);
     name = spec.substr(0, sign);
   }
-  const elf::Symbol* function = nullptr;
-  for (const elf::Symbol* candidate : file.find_symbols(name))
+  const Symbol* function = nullptr;
+  for (const Symbol* candidate : file.find_symbols(name))
     if (candidate->kind == elf::SymbolKind::Function) {
       function = candidate;
       break;
@@ -54,4 +54,4 @@ Result<FunctionLocation> locate_in_function(const elf::ElfFile& file, std::strin
   return location;
 }
 
-}  // namespace xprobe::cli
+}  // namespace xprobe::elf

@@ -11,7 +11,7 @@
 
 #include "trace/probe_statistics.h"
 
-namespace xprobe::cli {
+namespace xprobe::trace {
 
 class EventOutput {
  public:
@@ -38,4 +38,4 @@ class EventOutput {
   uint64_t last_flush_ns_ = 0;
 };
 
-}  // namespace xprobe::cli
+}  // namespace xprobe::trace

@@ -1,11 +1,11 @@
-#include "cli/event_output.h"
+#include "trace/event_output.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 
-namespace xprobe::cli {
+namespace xprobe::trace {
 
 namespace {
 constexpr size_t kFlushThreshold = 64 * 1024;
@@ -67,4 +67,4 @@ void EventOutput::flush() {
   pending_.clear();
 }
 
-}  // namespace xprobe::cli
+}  // namespace xprobe::trace

@@ -7,10 +7,12 @@
 //   {"event":"uprobes/xpt","tid":9559,"comm":"t","cpu":1,"timestamp_ns":441094151000,
 //    "address":"0x55ef9f203149","args":{"a":5,"s":"x"}}
 // Return probes add "function":"0x..."; faulting arguments are listed in "faults":["name"].
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "trace/event_record.h"
+#include "trace/output_format.h"
 #include "trace/value_format.h"
 
 namespace xprobe::trace {
@@ -19,5 +21,8 @@ std::string format_json_event(const EventRecord& record, const EventCatalog& cat
                               const Symbolizer& symbolizer = {});
 
 std::string json_quote(std::string_view text);
+
+// The "json" output format (output_format.h): no header, one line per event.
+std::unique_ptr<EventWriter> make_json_writer(const FormatContext& context);
 
 }  // namespace xprobe::trace

@@ -13,7 +13,7 @@
 #include "probe/resolve/place_resolver.h"
 #include "support/result.h"
 
-namespace xprobe::cli {
+namespace xprobe::session {
 
 // Each object's exception tables (landing pads, and the extent of code no symbol names),
 // indexed the first time a patch in it is planned.
@@ -30,4 +30,4 @@ Result<probe::engine::JumpProbeSpec> jump_candidate(const probe::ProbeDefinition
 Result<arch::x86::JumpPatchFunction> return_site_function(uint64_t address, const probe::ModuleMap& modules,
                                                           ExceptionTablesCache& tables);
 
-}  // namespace xprobe::cli
+}  // namespace xprobe::session

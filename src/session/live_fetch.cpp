@@ -1,4 +1,4 @@
-#include "cli/live_fetch.h"
+#include "session/live_fetch.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
-#include "arch/x86/probe_support/abi.h"
+#include "arch/x86/probe_support/sim_registers.h"
 
-namespace xprobe::cli {
+namespace xprobe::session {
 
 uint64_t PtraceRegisterView::read(probe::RegisterId id) const {
   constexpr size_t kWords = sizeof(registers_.raw) / sizeof(unsigned long long);
@@ -45,8 +45,11 @@ const std::string& CommCache::comm(pid_t tid) {
   return names_[tid] = name;
 }
 
-CpuReader::~CpuReader() {
+CpuReader::~CpuReader() { forget_all(); }
+
+void CpuReader::forget_all() {
   for (auto& [tid, fd] : fds_) close(fd);
+  fds_.clear();
 }
 
 void CpuReader::forget(pid_t tid) {
@@ -77,4 +80,4 @@ uint32_t CpuReader::cpu(pid_t tid) {
   return 0;
 }
 
-}  // namespace xprobe::cli
+}  // namespace xprobe::session

@@ -13,7 +13,7 @@
 #include "target/memory.h"
 #include "target/registers.h"
 
-namespace xprobe::cli {
+namespace xprobe::session {
 
 // RegisterIds are those of the probed code's architecture (probe/arch_registers.h): for an
 // i386 process, indexes into the 32-bit register block, found in the 64-bit one ptrace fills.
@@ -60,10 +60,12 @@ class CpuReader {
   CpuReader(const CpuReader&) = delete;
   CpuReader& operator=(const CpuReader&) = delete;
   uint32_t cpu(pid_t tid);
+  // The thread is gone (its fd would stay open for nothing) or the process exec'ed.
   void forget(pid_t tid);
+  void forget_all();
 
  private:
   std::map<pid_t, int> fds_;
 };
 
-}  // namespace xprobe::cli
+}  // namespace xprobe::session

@@ -1,0 +1,47 @@
+#pragma once
+// A trace session: the user's definitions in, events out. It starts or attaches to the
+// process, resolves and checks every probe, chooses for each the jump-optimized engine or a
+// breakpoint, plants it again when a library loads or the program execs, builds the events
+// and writes them in the chosen format, and reports what went wrong through Diagnostics.
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "session/diagnostics.h"
+#include "trace/output_format.h"
+
+namespace xprobe::session {
+
+// Which engine carries the probes.
+enum class EngineChoice {
+  Auto,  // jump-optimized where proven safe, breakpoints elsewhere
+  Trap,  // breakpoints only
+  Jump,  // every probe jump-optimized, or refuse to start
+};
+
+struct DefinitionSource {
+  enum class Kind { Text, File };
+  Kind kind = Kind::Text;
+  std::string value;  // the definition itself, or the path of a file of definitions
+};
+
+struct SessionConfig {
+  // In the order they apply: a later `-:GRP/EVENT` deletes an earlier definition.
+  std::vector<DefinitionSource> definitions;
+  pid_t pid = 0;                     // attach to this process, or:
+  std::vector<std::string> command;  // start this program
+  std::string output_path;           // empty: stdout
+  const trace::OutputFormat* format = &trace::default_output_format();
+  EngineChoice engine = EngineChoice::Auto;
+  bool follow_fork = false;  // trace forked children too (with breakpoints)
+  bool irq_info = true;      // ftrace's flags column
+};
+
+// Runs the whole session. Returns the exit status for xprobe: the program's own when it ran to
+// its end, 128+N when signal N killed it, the program's status after a detach from a program
+// xprobe started (0 for an attached one), 1 or 2 for xprobe's own errors (refused probes, bad
+// input).
+int run_trace_session(const SessionConfig& config, Diagnostics& diagnostics);
+
+}  // namespace xprobe::session

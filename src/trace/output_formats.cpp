@@ -1,0 +1,27 @@
+// The registry of output formats. To add one: its writer in src/trace/<name>/, its sources in
+// src/trace/CMakeLists.txt, and one line below.
+#include "trace/ftrace/ftrace_formatter.h"
+#include "trace/json/json_formatter.h"
+#include "trace/output_format.h"
+
+namespace xprobe::trace {
+namespace {
+
+constexpr OutputFormat kFormats[] = {
+    {"ftrace", "the kernel's trace file: one line per event (the default)", make_ftrace_writer},
+    {"json", "JSON lines: one object per event", make_json_writer},
+};
+
+}  // namespace
+
+std::span<const OutputFormat> output_formats() { return kFormats; }
+
+const OutputFormat& default_output_format() { return kFormats[0]; }
+
+const OutputFormat* find_output_format(std::string_view name) {
+  for (const OutputFormat& format : kFormats)
+    if (format.name == name) return &format;
+  return nullptr;
+}
+
+}  // namespace xprobe::trace
