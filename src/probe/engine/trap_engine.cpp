@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "arch/registry.h"
 #include "supervisor/all_threads_stopped.h"
 
 namespace xprobe::probe::engine {
@@ -90,17 +91,8 @@ Result<std::unique_ptr<arch::ProbedInstruction>> TrapEngine::decode_at(uint64_t 
 
 Result<uint64_t> TrapEngine::allocate_slot(uint64_t near, pid_t tid) {
   const arch::SlotLayout layout = arch_->slot_layout();
-  auto within = [&](const SlotArea& area) {
-    uint64_t low = std::min(area.start, near), high = std::max(area.start + area.size, near);
-    return high - low <= layout.reach && (layout.highest_end == 0 || area.start + area.size <= layout.highest_end);
-  };
-  for (SlotArea& area : areas_) {
-    if (within(area) && area.used + layout.slot_size <= area.size) {
-      uint64_t slot = area.start + area.used;
-      area.used += layout.slot_size;
-      return slot;
-    }
-  }
+  const AreaReach reach{layout.reach, layout.highest_end};
+  if (auto slot = areas_.take(near, layout.slot_size, reach)) return *slot;
   // The area is mapped by a system call run in one of the process's threads.
   supervisor::AllThreadsStopped stopped(process_, supervisor_.handling_tid());
   if (!stopped.status()) return stopped.status().error();
@@ -122,8 +114,10 @@ Result<uint64_t> TrapEngine::allocate_slot(uint64_t near, pid_t tid) {
   }
   // The area's first slot holds the stub for later remote system calls.
   if (auto written = process_.install_syscall_stub(tid, *start); !written) return written.error();
-  areas_.push_back(SlotArea{*start, kAreaSize, 2 * layout.slot_size});
-  return *start + layout.slot_size;
+  areas_.add(*start, kAreaSize, layout.slot_size);
+  auto slot = areas_.take(near, layout.slot_size, reach);
+  if (!slot) return make_error("the new slot area has no room for a slot");
+  return *slot;
 }
 
 Result<TrapEngine::Site*> TrapEngine::site_for(uint64_t address) {
