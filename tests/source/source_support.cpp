@@ -67,4 +67,16 @@ uint64_t address_of_file_offset(const std::string& binary, uint64_t offset) {
   return 0;
 }
 
+uint64_t file_offset_of_address(const std::string& binary, uint64_t address) {
+  const std::string text = shell_output("readelf -lW " + binary);
+  static const std::regex load(R"(LOAD\s+(0x[0-9a-f]+)\s+(0x[0-9a-f]+)\s+0x[0-9a-f]+\s+(0x[0-9a-f]+))");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), load); it != std::sregex_iterator(); ++it) {
+    const uint64_t file = std::stoull((*it)[1].str(), nullptr, 16);
+    const uint64_t vaddr = std::stoull((*it)[2].str(), nullptr, 16);
+    const uint64_t size = std::stoull((*it)[3].str(), nullptr, 16);
+    if (address >= vaddr && address < vaddr + size) return file + (address - vaddr);
+  }
+  return 0;
+}
+
 }  // namespace xprobe::testing

@@ -25,4 +25,7 @@ std::vector<std::string> gdb_values_per_hit(const std::string& binary, const std
 // Link-time address of a file offset in an ELF object (its PT_LOAD headers, by readelf).
 uint64_t address_of_file_offset(const std::string& binary, uint64_t offset);
 
+// And back: the file offset of a link-time address.
+uint64_t file_offset_of_address(const std::string& binary, uint64_t address);
+
 }  // namespace xprobe::testing

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 // Every marker of this file has a semaphore (sdt.h then records its address in the note).
 #define _SDT_HAS_SEMAPHORES 1
 #include <sys/sdt.h>
@@ -55,6 +56,8 @@ __attribute__((noinline)) int add_all(const int* values, int count) {
 
 int main(int argc, char** argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 3;
+  // "slow": a round every 2 ms, for a tracer to attach to and leave while it runs.
+  const int slow = argc > 2 && strcmp(argv[2], "slow") == 0;
   static const char* customers[] = {"ada", "brian", "carol"};
   for (int round = 0; round < rounds; ++round) {
     struct order order;
@@ -68,6 +71,10 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 4; ++i) order.quantities[i] = round * 10 + i;
     snprintf(order.code, sizeof order.code, "C%d", round);
     handle_order(&order, round);
+    if (slow) {
+      fflush(stdout);
+      usleep(2000);
+    }
   }
   int values[3] = {1, 2, 3};
   printf("total %d %d\n", total_quantity, add_all(values, 3));
