@@ -25,6 +25,8 @@
 #include "arch/registry.h"
 #include "session/jump_candidate.h"
 #include "session/live_fetch.h"
+#include "session/sdt_semaphores.h"
+#include "session/source_expansion.h"
 #include "probe/definition_parser.h"
 #include "probe/engine/jump_engine.h"
 #include "probe/engine/trap_engine.h"
@@ -79,6 +81,13 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   // image; a thread's name and CPU are not asked for again once it is gone.
   void on_exec() override;
   void on_thread_exited(pid_t tid) override;
+  // SDT semaphores raised for the probes are taken back when they go, and in forked children
+  // that are let go.
+  Status remove_patches() override {
+    if (process_) semaphores_.lower_all(*process_);
+    return {};
+  }
+  void clean_forked_child(target::Process& child) override { semaphores_.lower_all(child); }
 
   // probe::engine::ReturnSiteHost
   Result<arch::JumpPatchFunction> describe_return_site(uint64_t address) override {
@@ -165,6 +174,7 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   probe::ModuleMap modules_;
   std::string main_executable_;
   std::unique_ptr<CommCache> comms_;
+  SdtSemaphores semaphores_;
   std::unique_ptr<CpuReader> cpus_;
   trace::EventCatalog catalog_;
   trace::ProbeStatistics statistics_;
@@ -182,14 +192,36 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
 bool TraceSession::parse_definitions() {
   const probe::ParseOptions parse_options;
   std::vector<probe::ProbeDefinition> parsed;
-  for (const DefinitionSource& source : options_.definitions) {
-    if (source.kind == DefinitionSource::Kind::Text) {
-      auto result = probe::parse_definition(source.value, parse_options);
+  // Source-level lines (perf probe's places, variables, SDT markers) become kernel-syntax
+  // definitions first.
+  SourceExpansion sources(options_.pid != 0 ? read_link(fmt::format("/proc/{}/exe", options_.pid))
+                                            : program_path(options_.command.empty() ? "" : options_.command.front()));
+  auto parse_line = [&](std::string_view line, const std::string& file, size_t line_number) {
+    auto expanded = sources.expand(line);
+    if (!expanded) {
+      error(file.empty() ? expanded.error().message
+                         : fmt::format("{}:{}: {}", file, line_number, expanded.error().message));
+      return false;
+    }
+    for (const std::string& text : *expanded) {
+      auto result = probe::parse_definition(text, parse_options);
       if (!result) {
-        parse_failed(result.error());
+        probe::ParseError parse_error = result.error();
+        if (!file.empty()) {
+          parse_error.line = line_number;
+          parse_error.file = file;
+        }
+        parse_failed(parse_error);
         return false;
       }
+      if (!file.empty()) result->line = line_number;
       parsed.push_back(std::move(result.value()));
+    }
+    return true;
+  };
+  for (const DefinitionSource& source : options_.definitions) {
+    if (source.kind == DefinitionSource::Kind::Text) {
+      if (!parse_line(source.value, {}, 0)) return false;
       continue;
     }
     std::ifstream in(source.value);
@@ -197,13 +229,14 @@ bool TraceSession::parse_definitions() {
       error(fmt::format("-f {}: cannot open: {}", source.value, std::strerror(errno)));
       return false;
     }
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    auto result = probe::parse_definitions_file(text, source.value, parse_options);
-    if (!result) {
-      parse_failed(result.error());
-      return false;
+    // One definition per line; '#' starts a comment anywhere on it (as in uprobe_events).
+    size_t line_number = 0;
+    for (std::string line; std::getline(in, line);) {
+      ++line_number;
+      line = line.substr(0, line.find('#'));
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      if (!parse_line(line, source.value, line_number)) return false;
     }
-    for (auto& definition : result.value()) parsed.push_back(std::move(definition));
   }
   // `-:GRP/EVENT` removes an earlier definition, as writing it to uprobe_events does.
   for (auto& definition : parsed) {
@@ -454,6 +487,19 @@ bool TraceSession::plant_pending(bool strict) {
     const auto catalog_id = static_cast<uint32_t>(catalog_.size());
     catalog_.push_back(trace::describe_event(definition, item.point.module_path));
     (void)statistics_.counters(catalog_id);
+    if (definition.place.ref_ctr_offset) {
+      // The marker's semaphore (uprobe_events' REF_CTR_OFFSET, a file offset of the object).
+      const probe::LoadedModule* module = modules_.find(item.point.module_path);
+      const auto link = module ? module->elf->file_offset_to_address(*definition.place.ref_ctr_offset) : std::nullopt;
+      Status raised = link ? semaphores_.raise(*process_, *link + module->bias)
+                           : Status(make_error(fmt::format("file offset {:#x} is not loaded from {}",
+                                                           *definition.place.ref_ctr_offset, item.point.module_path)));
+      if (!raised) {
+        error(fmt::format("{}: its semaphore: {}", definition.command, raised.error().message));
+        if (strict) return false;
+        continue;
+      }
+    }
     PlantedProbe& planted = planted_.emplace_back();
     planted.catalog_id = catalog_id;
     planted.plan = std::move(item.plan);
@@ -757,6 +803,7 @@ void TraceSession::on_exec() {
   rendezvous_.reset();
   exec_watches_.clear();
   seccomp_watches_.clear();
+  semaphores_.forget_all();
   pending_.clear();
   for (size_t i = 0; i < definitions_.size(); ++i) pending_.push_back(i);
   rebuild_modules();

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "source/covering_function.h"
+
 namespace xprobe::probe {
 namespace {
 
@@ -63,6 +65,10 @@ Result<PlaceResolution> resolve_place(const ProbeDefinition& definition, const M
       return make_error(fmt::format("'{}': file offset {:#x} is not inside a loadable segment of {}", place.text,
                                     place.address, module->path));
     const elf::Symbol* function = file.function_containing(*link_address);
+    // A stripped object: an SDT marker's pc, or a function of its separate debug information.
+    const std::optional<elf::Symbol> from_debug_info =
+        function == nullptr ? source::covering_function(file, *link_address) : std::nullopt;
+    if (from_debug_info) function = &*from_debug_info;
     if (function == nullptr)
       return make_error(fmt::format("'{}': no function symbol of {} covers offset {:#x}, so its instruction boundaries "
                                     "cannot be proven",
