@@ -68,6 +68,7 @@ Result<std::unique_ptr<Process>> Process::launch(const std::vector<std::string>&
     ::raise(SIGSTOP);
     ::execv(path->c_str(), args.data());
     int error = errno;
+    // The child's last word: if even this write fails, the parent sees exit 127 and says so.
     ssize_t ignored = ::write(error_pipe[1], &error, sizeof error);
     (void)ignored;
     ::_exit(127);

@@ -36,6 +36,7 @@ Process::~Process() {
     if (mem_fd_ >= 0) ::close(mem_fd_);
     return;
   }
+  // A destructor has nobody to report to; the process is let go or killed as well as it can be.
   if (launched_) {
     (void)kill();
   } else {

@@ -135,13 +135,14 @@ Result<int64_t> Process::remote_syscall(pid_t tid, int64_t number, std::span<con
   };
   call.set_ip(stub);
   if (auto set = set_registers(tid, call); !set) {
-    (void)restore_code();
+    (void)restore_code();  // undone as far as it goes: the first error is the one reported
     return set.error();
   }
   std::vector<int> deferred_signals;
   int result_status = 0;
   for (;;) {
     if (::ptrace(PTRACE_CONT, tid, nullptr, 0) != 0) {
+      // Undone as far as it goes: the first error is the one reported.
       (void)restore_code();
       (void)set_registers(tid, *saved);
       return make_error(fmt::format("remote system call: cannot run thread {}: {}", tid, errno_text()));

@@ -13,6 +13,10 @@
 #include "probe/agent/return_frames.h"
 #include "supervisor/all_threads_stopped.h"
 
+// Discarded results, on purpose: a write into the engine's own mapping in the process (the
+// ring's header, the return probes' state: private, read-write, never unmapped while the
+// process lives) fails only when the process is gone, and then nothing is left to keep
+// consistent. Those writes are the `(void)process_.write(...)` below; other discards say why.
 namespace xprobe::probe::engine {
 
 using agent::AgentRingHeader;
@@ -400,6 +404,7 @@ Status JumpEngine::restore_in(target::Process& process) {
   if (ring_ != 0) {
     if (const pid_t tid = process.thread_for_remote_call(); tid != 0) {
       const uint64_t args[] = {ring_, kMappingBytes, MADV_DONTNEED};
+      // Giving the ring's pages back is a courtesy: if it fails they stay, unused.
       (void)process.remote_syscall(tid, SYS_madvise, args);
     }
   }
@@ -558,12 +563,13 @@ Status JumpEngine::plant_return_site(uint64_t address) {
   // The branches first: their new target, the displaced copy, does what the original does.
   for (size_t i = 0; i < fields.size(); ++i) {
     if (auto written = process_.write(redirected[i].field, fields[i]); !written) {
+      // Undone as far as it goes: the first error is the one reported.
       for (size_t j = 0; j < i; ++j) (void)process_.write(redirected[j].field, redirected[j].original);
       return written;
     }
   }
   if (auto written = process_.write(address, placed->jump); !written) {
-    for (const auto& branch : redirected) (void)process_.write(branch.field, branch.original);
+    for (const auto& branch : redirected) (void)process_.write(branch.field, branch.original);  // as above
     return written;
   }
   auto site = std::make_unique<ReturnSite>();
@@ -664,7 +670,7 @@ void JumpEngine::collect_counters() {
   if (returns_ == 0 || !process_.alive()) return;
   for (const auto& probe : probes_) {
     if (!probe->spec.is_return) continue;
-    uint64_t missed = probe->missed_seen;
+    uint64_t missed = probe->missed_seen;  // a failed read leaves the count as last seen
     (void)process_.read(returns_ + offsetof(agent::AgentReturnState, counters) + probe->index * sizeof(agent::AgentProbeCounters) +
                             offsetof(agent::AgentProbeCounters, missed),
                         std::span(reinterpret_cast<uint8_t*>(&missed), 8));

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "arch/registry.h"
+#include "probe/agent/return_frames.h"
 #include "supervisor/all_threads_stopped.h"
 
 namespace xprobe::probe::engine {
@@ -275,17 +276,23 @@ void TrapEngine::return_site_hit(pid_t tid, uint64_t address, target::Registers&
   auto stack = shadow_stacks_.find(tid);
   if (stack == shadow_stacks_.end()) return;
   const uint64_t stack_pointer = sp(registers);
-  // Innermost frames are at the back. Every frame entered at least the shortest return's pop
-  // below the current stack pointer is over; the outermost of those is the one returning now,
-  // the others were unwound past.
-  std::optional<Frame> returning;
-  while (!stack->second.empty() && stack->second.back().entry_sp + arch_->shortest_return_pop() <= stack_pointer) {
-    if (returning) drop_frame(*returning, true);
-    returning = std::move(stack->second.back());
-    stack->second.pop_back();
-  }
-  if (!returning) return;
-  bool matches = returning->return_address == address && stack_pointer - returning->entry_sp <= arch_->longest_return_pop();
+  // Innermost frames are at the back; the matching rule is the agent's (return_frames.h).
+  struct ShadowStack {
+    std::vector<Frame>& frames;
+    bool empty() const { return frames.empty(); }
+    const Frame& top() const { return frames.back(); }
+    void pop_into(Frame& frame) {
+      frame = std::move(frames.back());
+      frames.pop_back();
+    }
+  } frames{stack->second};
+  Frame returning_frame;
+  const agent::ReturnMatch match =
+      agent::match_return(frames, stack_pointer, address, arch_->shortest_return_pop(), arch_->longest_return_pop(),
+                          returning_frame, [&](const Frame& over) { drop_frame(over, true); });
+  if (match == agent::ReturnMatch::NoFrameOver) return;
+  const Frame* returning = &returning_frame;
+  const bool matches = match == agent::ReturnMatch::Returned;
   if (matches) {
     auto probe = probes_.find(returning->probe);
     if (probe != probes_.end() && !probe->second->removed) {
