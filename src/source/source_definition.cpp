@@ -143,7 +143,8 @@ class Expander {
           (parsed->function.size() > 1 && parsed->function[0] == '0' && parsed->function[1] == 'x'))
         return expansion;
       place = std::move(parsed.value());
-      if (!variables && !has_inlined_copies(place)) return expansion;
+      // A C++ qualified name ("ns::Cls::method") is a source name: the kernel's grammar has none.
+      if (!variables && place.function.find("::") == std::string::npos && !has_inlined_copies(place)) return expansion;
     }
     expansion.source_level = true;
     const std::string binary = place.binary.empty() ? context_.main_executable : place.binary;

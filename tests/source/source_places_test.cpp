@@ -169,3 +169,32 @@ TEST(SourcePlaces, InlinedCopiesAreHitAsOftenAsGdbsBreakpoint) {
 
 }  // namespace
 }  // namespace xprobe::testing
+
+namespace xprobe::testing {
+namespace {
+
+// C++: a method named with its namespace and class, a reference parameter's members, `this`.
+TEST(SourceCpp, MethodArgumentsEqualGdbHitForHit) {
+  for (int level : {0, 2}) {
+    const std::string binary = fmt::format("{}/cart_O{}", ORDERS_DIR, level);
+    SCOPED_TRACE(binary);
+    const std::vector<std::string> gdb = gdb_values_per_hit(
+        binary, "a b", "shop::Cart::add",
+        {{"item.price", "%d"}, {"item.count", "%d"}, {"this->tax_", "%d"}, {"this->total_", "%d"}, {"times", "%d"}});
+    ASSERT_EQ(gdb.size(), 4u);
+    EXPECT_EQ(expanded_addresses(binary, "p shop::Cart::add times"), gdb_breakpoint_addresses(binary, "shop::Cart::add"));
+    const TracedRun run = run_xprobe(
+        {"-e", "p:cpp/add shop::Cart::add item.price item.count this->tax_ this->total_ times"}, {binary, "a", "b"});
+    ASSERT_EQ(run.xprobe_status, 0) << run.diagnostics;
+    std::vector<std::string> values;
+    for (const TraceEvent& event : events_named(run.events, "add")) {
+      std::string line;
+      for (const auto& [name, value] : event.args) line += (line.empty() ? "" : " ") + value;
+      values.push_back(line);
+    }
+    EXPECT_EQ(values, gdb) << run.trace_text;
+  }
+}
+
+}  // namespace
+}  // namespace xprobe::testing
