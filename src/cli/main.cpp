@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   std::vector<xprobe::cli::CommandRunner> commands;
   commands.push_back(xprobe::cli::add_decode_command(app));
   commands.push_back(xprobe::cli::add_check_command(app));
+  commands.push_back(xprobe::cli::add_list_command(app));
   std::vector<std::string> program;  // everything after the first "--": the traced program's argv, untouched
   commands.push_back(xprobe::cli::add_trace_command(app, program));
   int own_argc = argc;

@@ -107,26 +107,6 @@ bool uses_variables(const std::vector<std::string>& arguments) {
   return false;
 }
 
-// perf's -O0 rule: parameters kept in the frame (DW_OP_fbreg expressions, not location
-// lists) are stored there by the prologue, so a probe that reads variables skips it.
-bool parameters_live_in_frame(const DebugInfo& info, const FunctionInstance& function) {
-  Dwarf_Die die;
-  if (dwarf_offdie(info.dwarf(), function.die, &die) == nullptr) return false;
-  Dwarf_Die child;
-  if (dwarf_child(&die, &child) != 0) return false;
-  do {
-    if (dwarf_tag(&child) != DW_TAG_formal_parameter) continue;
-    Dwarf_Attribute attribute;
-    if (dwarf_attr(&child, DW_AT_location, &attribute) == nullptr) continue;
-    const unsigned form = dwarf_whatform(&attribute);
-    if (form == DW_FORM_sec_offset || form == DW_FORM_loclistx) return false;
-    Dwarf_Op* ops = nullptr;
-    size_t count = 0;
-    if (dwarf_getlocation(&attribute, &ops, &count) == 0 && count > 0 && ops[0].atom == DW_OP_fbreg) return true;
-  } while (dwarf_siblingof(&child, &child) == 0);
-  return false;
-}
-
 struct Point {
   uint64_t address = 0;  // link-time
   std::string event;     // before the _N suffixes
@@ -163,7 +143,8 @@ class Expander {
           (parsed->function.size() > 1 && parsed->function[0] == '0' && parsed->function[1] == 'x'))
         return expansion;
       place = std::move(parsed.value());
-      if (!variables && !has_inlined_copies(place)) return expansion;
+      // A C++ qualified name ("ns::Cls::method") is a source name: the kernel's grammar has none.
+      if (!variables && place.function.find("::") == std::string::npos && !has_inlined_copies(place)) return expansion;
     }
     expansion.source_level = true;
     const std::string binary = place.binary.empty() ? context_.main_executable : place.binary;
@@ -524,6 +505,24 @@ SourceObject& SourceObjects::get(const std::string& path) {
   auto& slot = objects_[path];
   if (!slot) slot = std::make_unique<SourceObject>(path);
   return *slot;
+}
+
+bool parameters_live_in_frame(const DebugInfo& info, const FunctionInstance& function) {
+  Dwarf_Die die;
+  if (dwarf_offdie(info.dwarf(), function.die, &die) == nullptr) return false;
+  Dwarf_Die child;
+  if (dwarf_child(&die, &child) != 0) return false;
+  do {
+    if (dwarf_tag(&child) != DW_TAG_formal_parameter) continue;
+    Dwarf_Attribute attribute;
+    if (dwarf_attr(&child, DW_AT_location, &attribute) == nullptr) continue;
+    const unsigned form = dwarf_whatform(&attribute);
+    if (form == DW_FORM_sec_offset || form == DW_FORM_loclistx) return false;
+    Dwarf_Op* ops = nullptr;
+    size_t count = 0;
+    if (dwarf_getlocation(&attribute, &ops, &count) == 0 && count > 0 && ops[0].atom == DW_OP_fbreg) return true;
+  } while (dwarf_siblingof(&child, &child) == 0);
+  return false;
 }
 
 uint64_t after_prologue(const FunctionIndex& index, const FunctionInstance& function) {

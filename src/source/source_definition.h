@@ -65,6 +65,11 @@ struct Expansion {
 
 Result<Expansion> expand_source_definition(std::string_view text, const ExpansionContext& context, SourceObjects& objects);
 
+// perf's -O0 rule: when a function's parameters live in its frame (DW_OP_fbreg expressions,
+// not location lists) its prologue stores them there, so a probe that reads variables, and
+// gdb's breakpoint, go after it.
+bool parameters_live_in_frame(const DebugInfo& info, const FunctionInstance& function);
+
 // The address after a function's prologue as gdb's `break FUNC` chooses it: the start of the
 // second line-table row of the function (its opening line ends there).
 uint64_t after_prologue(const FunctionIndex& index, const FunctionInstance& function);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,18 @@ namespace xprobe::testing {
 namespace {
 
 std::string orders(int level) { return fmt::format("{}/orders_O{}", ORDERS_DIR, level); }
+
+// The line of orders.c holding `text` (first match), so the cases name code, not numbers.
+unsigned line_of(const std::string& text) {
+  std::istringstream source(read_text_file(ORDERS_SOURCE));
+  unsigned number = 0;
+  for (std::string line; std::getline(source, line);) {
+    ++number;
+    if (line.find(text) != std::string::npos) return number;
+  }
+  ADD_FAILURE() << "no line of orders.c holds " << text;
+  return 0;
+}
 
 // The link-time addresses an expanded definition probes.
 std::vector<uint64_t> expanded_addresses(const std::string& binary, const std::string& definition) {
@@ -44,13 +57,17 @@ TEST_P(SourcePlaces, AddressesAreWhereGdbBreaks) {
     std::string gdb_place;
     std::string definition;
   };
+  const unsigned loop = line_of("sum += weight(order, i)");
+  const unsigned print = line_of("printf(\"handled");
+  const unsigned marker = line_of("DTRACE_PROBE3");
+  const unsigned name = line_of("int handle_order(");
   const std::vector<Case> cases = {
       {"handle_order", "p handle_order order"},
       {"add_all", "p add_all values"},
-      {"weight", "p weight order"},          // -O2: only inlined copies
-      {"orders.c:41", "p orders.c:41"},      // the loop calling weight
-      {"orders.c:46", "p orders.c:46"},      // the printf
-      {"orders.c:43", "p handle_order:4"},   // relative to the line of handle_order's name (39)
+      {"weight", "p weight order"},  // -O2: only inlined copies
+      {fmt::format("orders.c:{}", loop), fmt::format("p orders.c:{}", loop)},  // the loop calling weight
+      {fmt::format("orders.c:{}", print), fmt::format("p orders.c:{}", print)},
+      {fmt::format("orders.c:{}", marker), fmt::format("p handle_order:{}", marker - name)},  // relative to its name's line
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.definition);
@@ -94,9 +111,10 @@ INSTANTIATE_TEST_SUITE_P(OptimisationLevels, SourcePlaces, ::testing::Values(0, 
 // A local in the frame at a line inside the loop (-O0): gdb's values at every iteration.
 TEST(SourceVariables, LocalsAtALineEqualGdbAtO0) {
   const std::string binary = orders(0);
-  const std::vector<std::string> gdb = gdb_values_per_hit(binary, "2", "orders.c:41", {{"sum", "%d"}, {"round", "%d"}});
+  const std::string loop = fmt::format("orders.c:{}", line_of("sum += weight(order, i)"));
+  const std::vector<std::string> gdb = gdb_values_per_hit(binary, "2", loop, {{"sum", "%d"}, {"round", "%d"}});
   ASSERT_FALSE(gdb.empty());
-  const TracedRun run = run_xprobe({"-e", "p:src/l orders.c:41 sum round"}, {binary, "2"});
+  const TracedRun run = run_xprobe({"-e", "p:src/l " + loop + " sum round"}, {binary, "2"});
   ASSERT_EQ(run.xprobe_status, 0) << run.diagnostics;
   std::vector<std::string> values;
   for (const TraceEvent& event : events_named(run.events, "l")) values.push_back(event.arg("sum") + " " + event.arg("round"));
@@ -124,7 +142,9 @@ TEST(SourceVariables, UnknownNamesAndMembersAreClearErrors) {
       {"p handle_order order.hdr", "is a pointer: write '->hdr'"},
       {"p handle_order order->hdr", "is a struct header: name one of its members (kind, len)"},
       {"p handle_order order->quantities[4]", "index 4 is outside 'order->quantities' (int[4])"},
-      {"p orders.c:38", "line 38 of orders.c has no code (the nearest lines with code: 37, 39)"},
+      {fmt::format("p orders.c:{}", line_of("int handle_order(") - 1),
+       fmt::format("line {} of orders.c has no code (the nearest lines with code: {}, {})", line_of("int handle_order(") - 1,
+                   line_of("int handle_order(") - 2, line_of("int handle_order("))},
       {"p nosuch:3", "no function 'nosuch' in the debug information of"},
   };
   for (const Case& c : cases) {
@@ -145,6 +165,35 @@ TEST(SourcePlaces, InlinedCopiesAreHitAsOftenAsGdbsBreakpoint) {
   size_t hits = 0;
   for (const TraceEvent& event : run.events) hits += event.event.rfind("w", 0) == 0 ? 1 : 0;
   EXPECT_EQ(hits, gdb_hits) << run.trace_text;
+}
+
+}  // namespace
+}  // namespace xprobe::testing
+
+namespace xprobe::testing {
+namespace {
+
+// C++: a method named with its namespace and class, a reference parameter's members, `this`.
+TEST(SourceCpp, MethodArgumentsEqualGdbHitForHit) {
+  for (int level : {0, 2}) {
+    const std::string binary = fmt::format("{}/cart_O{}", ORDERS_DIR, level);
+    SCOPED_TRACE(binary);
+    const std::vector<std::string> gdb = gdb_values_per_hit(
+        binary, "a b", "shop::Cart::add",
+        {{"item.price", "%d"}, {"item.count", "%d"}, {"this->tax_", "%d"}, {"this->total_", "%d"}, {"times", "%d"}});
+    ASSERT_EQ(gdb.size(), 4u);
+    EXPECT_EQ(expanded_addresses(binary, "p shop::Cart::add times"), gdb_breakpoint_addresses(binary, "shop::Cart::add"));
+    const TracedRun run = run_xprobe(
+        {"-e", "p:cpp/add shop::Cart::add item.price item.count this->tax_ this->total_ times"}, {binary, "a", "b"});
+    ASSERT_EQ(run.xprobe_status, 0) << run.diagnostics;
+    std::vector<std::string> values;
+    for (const TraceEvent& event : events_named(run.events, "add")) {
+      std::string line;
+      for (const auto& [name, value] : event.args) line += (line.empty() ? "" : " ") + value;
+      values.push_back(line);
+    }
+    EXPECT_EQ(values, gdb) << run.trace_text;
+  }
 }
 
 }  // namespace
