@@ -17,15 +17,17 @@ std::string program_path(const std::string& command) {
   if (command.empty()) return {};
   if (command.find('/') != std::string::npos) return command;
   const char* path = std::getenv("PATH");
-  std::string directories = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  const std::string_view directories = path != nullptr ? std::string_view(path) : std::string_view("/usr/local/bin:/usr/bin:/bin");
   size_t start = 0;
   while (start <= directories.size()) {
     const size_t colon = directories.find(':', start);
-    std::string directory = directories.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-    if (directory.empty()) directory = ".";
-    const std::string candidate = directory + "/" + command;
+    const std::string_view directory =
+        directories.substr(start, colon == std::string_view::npos ? std::string_view::npos : colon - start);
+    std::string candidate(directory.empty() ? std::string_view(".") : directory);
+    candidate += '/';
+    candidate += command;
     if (access(candidate.c_str(), X_OK) == 0) return candidate;
-    if (colon == std::string::npos) break;
+    if (colon == std::string_view::npos) break;
     start = colon + 1;
   }
   return {};

@@ -68,6 +68,7 @@ TEST_P(SourcePlaces, AddressesAreWhereGdbBreaks) {
       {fmt::format("orders.c:{}", loop), fmt::format("p orders.c:{}", loop)},  // the loop calling weight
       {fmt::format("orders.c:{}", print), fmt::format("p orders.c:{}", print)},
       {fmt::format("orders.c:{}", marker), fmt::format("p handle_order:{}", marker - name)},  // relative to its name's line
+      {fmt::format("orders.c:{}", line_of("total_quantity += sum")), "p handle_order@orders.c;total_quantity*"},  // a pattern
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.definition);
@@ -83,13 +84,14 @@ TEST_P(SourcePlaces, VariablesEqualWhatGdbPrintsHitForHit) {
   const std::string binary = orders(GetParam());
   const std::vector<GdbExpression> expressions = {
       {"order->hdr.len", "%u"},     {"order->hdr.kind", "%u"},  {"order->customer", "%s"}, {"order->quantities[2]", "%d"},
-      {"order->flags.priority", "%u"}, {"order->flags.urgent", "%u"}, {"order->code", "%s"},  {"round", "%d"}};
+      {"order->flags.priority", "%u"}, {"order->flags.urgent", "%u"}, {"order->code", "%s"},  {"round", "%d"},
+      {"total_quantity", "%d"}};
   const std::vector<std::string> gdb = gdb_values_per_hit(binary, "4", "handle_order", expressions);
   ASSERT_EQ(gdb.size(), 4u);
 
   const TracedRun run = run_xprobe(
       {"-e", "p:src/h handle_order order->hdr.len order->hdr.kind order->customer:string order->quantities[2] "
-             "order->flags.priority order->flags.urgent order->code:string round"},
+             "order->flags.priority order->flags.urgent order->code:string round total_quantity"},
       {binary, "4"});
   ASSERT_EQ(run.xprobe_status, 0) << run.diagnostics;
   std::vector<std::string> values;
