@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "support/regular_file.h"
 #include "elf/function_location.h"
 #include "elf/elf_file.h"
 #include "insn/summary.h"
@@ -69,12 +70,12 @@ int run_decode(const DecodeOptions& options) {
       }
       bytes = std::move(*parsed);
     } else {
-      std::ifstream in(options.raw_file, std::ios::binary);
-      if (!in) {
-        fmt::print(stderr, "xprobe decode: {}: cannot open\n", options.raw_file);
+      auto raw = read_regular_file(options.raw_file);
+      if (!raw) {
+        fmt::print(stderr, "xprobe decode: {}\n", raw.error().message);
         return 1;
       }
-      bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      bytes = std::move(*raw);
     }
     sweep(arch.value_or(insn::Arch::X86_64), bytes, 0, out);
   } else {

@@ -1,10 +1,14 @@
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   CLI::App app{"xprobe: probe-based event tracer for Linux processes"};
   app.require_subcommand(1);
   std::vector<xprobe::cli::CommandRunner> commands;
@@ -27,4 +31,20 @@ int main(int argc, char** argv) {
     if (status >= 0) return status;
   }
   return 2;
+}
+
+}  // namespace
+
+// Bad input is reported where it is found, as a value. This catch is the last line only: an
+// exception that still gets here is a bug in xprobe, said in one line with a failing status
+// instead of std::terminate's abort (and, while tracing, a process left stopped).
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "xprobe: internal error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "xprobe: internal error: an unknown exception\n");
+  }
+  return 1;
 }

@@ -10,12 +10,12 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iterator>
 
 #include <fmt/format.h>
 
 #include "elf/symbol_glob.h"
+#include "support/regular_file.h"
 
 namespace xprobe::elf {
 namespace {
@@ -46,18 +46,48 @@ std::string_view without_parameters(std::string_view demangled) {
   return demangled;
 }
 
-Result<std::vector<uint8_t>> read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return make_error(fmt::format("{}: read error", path));
-  return bytes;
+// The relocations of one SHT_RELA section that fill GOT slots with function addresses. The
+// symbol names come from the section's sh_link symbol table (.dynsym).
+void read_got_slots(Elf* elf, Elf_Scn* scn, const GElf_Shdr& sh, unsigned machine, std::vector<GotSlot>& out) {
+  unsigned irelative = 0, glob_dat = 0, jump_slot = 0;
+  switch (machine) {
+    case EM_X86_64: irelative = R_X86_64_IRELATIVE; glob_dat = R_X86_64_GLOB_DAT; jump_slot = R_X86_64_JUMP_SLOT; break;
+    case EM_AARCH64: irelative = R_AARCH64_IRELATIVE; glob_dat = R_AARCH64_GLOB_DAT; jump_slot = R_AARCH64_JUMP_SLOT; break;
+    default: return;  // i386 is REL (its addends sit in the slots): not read
+  }
+  Elf_Data* data = elf_getdata(scn, nullptr);
+  if (data == nullptr || sh.sh_entsize == 0) return;
+  Elf_Scn* symbols = elf_getscn(elf, sh.sh_link);
+  GElf_Shdr symbols_header;
+  Elf_Data* symbol_data = symbols != nullptr && gelf_getshdr(symbols, &symbols_header) != nullptr
+                              ? elf_getdata(symbols, nullptr)
+                              : nullptr;
+  const size_t count = sh.sh_size / sh.sh_entsize;
+  for (size_t i = 0; i < count; ++i) {
+    GElf_Rela rela;
+    if (gelf_getrela(data, static_cast<int>(i), &rela) == nullptr) break;
+    const auto type = static_cast<unsigned>(GELF_R_TYPE(rela.r_info));
+    GotSlot slot;
+    slot.address = rela.r_offset;
+    if (type == irelative) {
+      slot.resolver = static_cast<uint64_t>(rela.r_addend);
+    } else if (type == glob_dat || type == jump_slot) {
+      GElf_Sym sym;
+      if (symbol_data == nullptr || gelf_getsym(symbol_data, static_cast<int>(GELF_R_SYM(rela.r_info)), &sym) == nullptr) continue;
+      const char* name = elf_strptr(elf, symbols_header.sh_link, sym.st_name);
+      if (name == nullptr || *name == '\0') continue;
+      slot.symbol = name;
+    } else {
+      continue;
+    }
+    out.push_back(std::move(slot));
+  }
 }
 
 }  // namespace
 
 Result<ElfFile> ElfFile::open(const std::string& path) {
-  auto bytes = read_whole_file(path);
+  auto bytes = read_regular_file(path);
   if (!bytes) return bytes.error();
   if (bytes->size() < 4 || std::memcmp(bytes->data(), ELFMAG, SELFMAG) != 0)
     return make_error(fmt::format("{}: not an ELF file", path));
@@ -83,15 +113,26 @@ Result<ElfFile> ElfFile::open(const std::string& path) {
                                     header.e_machine));
   }
   file.position_independent_ = header.e_type == ET_DYN;
+  file.entry_ = header.e_entry;
 
   size_t phnum = 0;
   if (elf_getphdrnum(elf.get(), &phnum) == 0) {
     for (size_t i = 0; i < phnum; ++i) {
       GElf_Phdr ph;
       if (gelf_getphdr(elf.get(), static_cast<int>(i), &ph) == nullptr || ph.p_type != PT_LOAD) continue;
+      // A segment whose bytes are not all in the file: cut short (a partial copy or download)
+      // or corrupt. Its code cannot be checked, so the object is refused as a whole.
+      if (ph.p_offset > image->size() || ph.p_filesz > image->size() - ph.p_offset) {
+        return make_error(fmt::format("{}: truncated or corrupt ELF file: segment {} needs bytes up to offset {:#x}, "
+                                      "the file has {:#x}",
+                                      path, i, ph.p_offset + ph.p_filesz, image->size()));
+      }
       file.segments_.push_back({ph.p_vaddr, ph.p_offset, ph.p_filesz, ph.p_memsz, (ph.p_flags & PF_X) != 0,
                                 (ph.p_flags & PF_W) != 0});
     }
+  }
+  if (file.segments_.empty() && (header.e_type == ET_EXEC || header.e_type == ET_DYN)) {
+    return make_error(fmt::format("{}: truncated or corrupt ELF file: no loadable segment", path));
   }
 
   size_t shstrndx = 0;
@@ -111,6 +152,7 @@ Result<ElfFile> ElfFile::open(const std::string& path) {
                              sh.sh_size <= image->size() - sh.sh_offset;
     if (sh.sh_flags & SHF_ALLOC) file.sections_.push_back(section);
     if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) symbol_tables.emplace_back(scn, sh);
+    if (sh.sh_type == SHT_RELA && (sh.sh_flags & SHF_ALLOC)) read_got_slots(elf.get(), scn, sh, header.e_machine, file.got_slots_);
     if (sh.sh_type == SHT_DYNAMIC && sh.sh_entsize != 0) {
       if (Elf_Data* data = elf_getdata(scn, nullptr)) {
         for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; ++i) {
@@ -148,6 +190,7 @@ Result<ElfFile> ElfFile::open(const std::string& path) {
       const int bind = GELF_ST_BIND(sym.st_info);
       symbol.global = bind == STB_GLOBAL || bind == STB_WEAK;
       symbol.from_dynsym = sh.sh_type == SHT_DYNSYM;
+      symbol.ifunc = type == STT_GNU_IFUNC;
       symbol.demangled = demangle(symbol.name);
       file.symbols_.push_back(std::move(symbol));
     }

@@ -34,6 +34,17 @@ struct Symbol {
   SymbolKind kind = SymbolKind::Other;
   bool global = false;    // STB_GLOBAL or STB_WEAK
   bool from_dynsym = false;
+  // STT_GNU_IFUNC: `address` is the resolver, which the dynamic linker runs at relocation to
+  // choose the implementation every call then reaches (see got_slots()).
+  bool ifunc = false;
+};
+
+// A GOT slot the dynamic linker fills with a function's address while it relocates the
+// object: after that, reading it in the process tells which function that is.
+struct GotSlot {
+  uint64_t address = 0;   // link-time address of the slot
+  uint64_t resolver = 0;  // IRELATIVE: the IFUNC resolver whose result is stored (link address)
+  std::string symbol;     // GLOB_DAT / JUMP_SLOT: the symbol whose address is stored
 };
 
 struct LoadSegment {
@@ -53,9 +64,13 @@ class ElfFile {
   insn::Arch arch() const { return arch_; }
   bool position_independent() const { return position_independent_; }  // ET_DYN: loaded at a bias
   const std::string& soname() const { return soname_; }  // DT_SONAME, empty when there is none
+  uint64_t entry() const { return entry_; }  // e_entry, link-time
   const std::vector<Section>& sections() const { return sections_; }
   const std::vector<Symbol>& symbols() const { return symbols_; }
   const std::vector<LoadSegment>& load_segments() const { return segments_; }
+  // IRELATIVE, GLOB_DAT and JUMP_SLOT relocations of .rela.dyn/.rela.plt (RELA objects:
+  // x86-64, AArch64), in file order.
+  const std::vector<GotSlot>& got_slots() const { return got_slots_; }
 
   // Bytes of the file at a virtual address range, if they lie inside one section with file bytes.
   std::optional<std::span<const uint8_t>> bytes_at(uint64_t address, uint64_t size) const;
@@ -80,10 +95,12 @@ class ElfFile {
   insn::Arch arch_ = insn::Arch::X86_64;
   bool position_independent_ = false;
   std::string soname_;
+  uint64_t entry_ = 0;
   std::shared_ptr<const std::vector<uint8_t>> image_;  // the whole file
   std::vector<Section> sections_;
   std::vector<Symbol> symbols_;         // sorted by address
   std::vector<LoadSegment> segments_;
+  std::vector<GotSlot> got_slots_;
 };
 
 }  // namespace xprobe::elf

@@ -78,11 +78,17 @@ struct ProbeArgument {
 struct ProbeDefinition {
   ProbeKind kind = ProbeKind::Entry;
   std::string group = "uprobes";
+  bool group_given = false;
   std::string event;        // explicit or derived; empty for a glob place without a name
+                            // (and for a Delete of every event of a group, "-:GRP/")
   bool event_given = false;
   std::optional<unsigned> maxactive;  // r[MAXACTIVE]
   ProbePlace place;         // unused for Delete
   std::vector<ProbeArgument> arguments;
+  // Delete only: "-:GRP/EVENT PLACE [NAME=FETCHARG...]" removes only the probe points of the
+  // event whose place (and first arguments) read exactly like these words, as the kernel's
+  // trace_uprobe_match_command_head() compares them.
+  std::vector<std::string> delete_match;
   std::string command;      // the definition with its words joined by single spaces
   std::optional<size_t> line;  // line number in a -f file
 };

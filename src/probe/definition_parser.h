@@ -3,20 +3,22 @@
 //
 //   p[:[GRP/]EVENT] PLACE [ARGS]            entry probe
 //   r[MAXACTIVE][:[GRP/]EVENT] PLACE [ARGS] return probe (also PLACE%return)
-//   -:[GRP/]EVENT                           delete
+//   -:[GRP/]EVENT [PLACE [ARGS]]            delete (the event, or its probe points at PLACE)
 //
 //   PLACE: [BINARY:]SYMBOL[+|-OFFS] | BINARY:0xOFFSET[(REF_CTR_OFFSET)] | 0xADDR
 //   ARGS:  [NAME=]FETCHARG[:TYPE]
 //
-// Errors carry the kernel's messages and caret columns (see parse_error.h). Deliberate
-// differences from the kernel's uprobe parser, all extensions except the last:
-//   - symbolic places, @SYM[+|-OFFS], $argN (entry and return), the `symbol`/`symstr` types;
+// Errors carry the kernel's messages and caret columns (see parse_error.h), and the kernel's
+// limits hold (14 memory reads and 63 characters per argument, 128 arguments). Deliberate
+// differences from the kernel's uprobe parser (the README's "Kernel compatibility" table):
+//   - symbolic places, @SYM[+|-OFFS], $argN (entry and return), the `symbol` type;
 //   - the seed's aliases aN, sN, rv, rp, rN (rN: the Nth register of the ptrace register
 //     block, see arch_registers.h);
-//   - no 63-character limit on an argument and dereferences nest up to kMaxDereferenceDepth;
-//   - r[MAXACTIVE] keeps its event name (the kernel's uprobe parser drops it);
+//   - r[MAXACTIVE]:NAME keeps its event name (the kernel's uprobe parser drops it);
 //   - text after the closing ')' of a dereference is refused (the kernel ignores it);
 //   - arrays after a +u dereference are accepted (the kernel refuses them).
+// The fetcharg grammar is fetcharg_parser.h's; a second definition of an event and
+// "-:EVENT PLACE" follow the kernel in definition_list.h.
 // Not supported: event probes ("e:"), BTF names for arguments, the %pd/%pD types.
 //
 // rN (the seed's "Nth register") counts words of the ptrace register block, the kernel's
@@ -35,8 +37,6 @@
 #include "probe/parse_error.h"
 
 namespace xprobe::probe {
-
-inline constexpr unsigned kMaxDereferenceDepth = 256;
 
 struct ParseOptions {
   insn::Arch arch = insn::Arch::X86_64;

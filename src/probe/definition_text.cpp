@@ -7,11 +7,16 @@ namespace xprobe::probe {
 std::string to_uprobe_events_line(const ProbeDefinition& definition, unsigned word_size) {
   const char type = definition.kind == ProbeKind::Delete ? '-' : definition.kind == ProbeKind::Return ? 'r' : 'p';
   std::string out(1, type);
-  if (definition.maxactive) out += fmt::format("{}", *definition.maxactive);
+  // No MAXACTIVE: the kernel's listing of a uprobe never shows one (it ignores it).
   out += fmt::format(":{}/{}", definition.group, definition.event);
   if (definition.kind == ProbeKind::Delete) return out;
-  const ProbePlace& place = definition.place;
-  out += ' ';
+  out += ' ' + to_uprobe_events_place(definition.place, word_size);
+  for (const ProbeArgument& argument : definition.arguments) out += ' ' + to_uprobe_events_argument(argument);
+  return out;
+}
+
+std::string to_uprobe_events_place(const ProbePlace& place, unsigned word_size) {
+  std::string out;
   switch (place.kind) {
     case ProbePlace::Kind::FileOffset:
       out += fmt::format("{}:0x{:0{}x}", place.binary, place.address, word_size * 2);
@@ -25,12 +30,13 @@ std::string to_uprobe_events_line(const ProbeDefinition& definition, unsigned wo
       break;
   }
   if (place.ref_ctr_offset) out += fmt::format("(0x{:x})", *place.ref_ctr_offset);
-  for (const ProbeArgument& argument : definition.arguments) {
-    std::string_view body = argument.text;
-    if (argument.name_given) body.remove_prefix(body.find('=') + 1);
-    out += fmt::format(" {}={}", argument.name, body);
-  }
   return out;
+}
+
+std::string to_uprobe_events_argument(const ProbeArgument& argument) {
+  std::string_view body = argument.text;
+  if (argument.name_given) body.remove_prefix(body.find('=') + 1);
+  return fmt::format("{}={}", argument.name, body);
 }
 
 }  // namespace xprobe::probe

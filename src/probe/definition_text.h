@@ -11,5 +11,9 @@
 namespace xprobe::probe {
 
 std::string to_uprobe_events_line(const ProbeDefinition& definition, unsigned word_size = 8);
+// The place part of that line: "BINARY:0x%016lx[(0x%lx)]", or a symbolic place as written.
+std::string to_uprobe_events_place(const ProbePlace& place, unsigned word_size = 8);
+// An argument as listed: "NAME=FETCHARG[:TYPE]".
+std::string to_uprobe_events_argument(const ProbeArgument& argument);
 
 }  // namespace xprobe::probe

@@ -14,7 +14,7 @@ struct FetchedValue {
   // A memory read failed somewhere on the way. As in the kernel, a faulting number is
   // recorded as 0 and a faulting string prints (fault).
   bool fault = false;
-  // Integer kinds (u/s/x, char, symbol, symstr, bitfield): one raw value per element,
+  // Integer kinds (u/s/x, char, symbol, bitfield): one raw value per element,
   // zero-extended from the type's size (bitfields already extracted).
   std::vector<uint64_t> numbers;
   // String kinds: one per element; nullopt = that element faulted. NUL-free, at most

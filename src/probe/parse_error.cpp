@@ -16,6 +16,14 @@ std::string command_and_caret(const ParseError& error) {
 
 }  // namespace
 
+ParseError parse_error_at(std::string_view command, size_t column, std::string_view message) {
+  ParseError error;
+  error.message = std::string(message);
+  error.command = std::string(command);
+  error.column = column;
+  return error;
+}
+
 std::string ParseError::render(std::string_view origin) const {
   std::string where;
   if (line) where = fmt::format("{}:{}: ", file.empty() ? "<definitions>" : file, *line);

@@ -30,6 +30,9 @@ struct ParseError {
   std::string render_kernel_style(double seconds, std::string_view subsystem = "trace_uprobe") const;
 };
 
+// A refusal of `command` with the caret at `column`.
+ParseError parse_error_at(std::string_view command, size_t column, std::string_view message);
+
 template <typename T>
 class [[nodiscard]] ParseResult {
  public:

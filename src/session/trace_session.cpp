@@ -22,14 +22,17 @@
 #include <fmt/format.h>
 
 #include "session/jump_candidate.h"
+#include "support/regular_file.h"
 #include "session/live_fetch.h"
 #include "session/sdt_semaphores.h"
 #include "session/source_expansion.h"
+#include "probe/definition_list.h"
 #include "probe/definition_parser.h"
 #include "probe/engine/jump_engine.h"
 #include "probe/engine/trap_engine.h"
 #include "probe/fetch_program.h"
 #include "probe/prefetched_memory.h"
+#include "probe/resolve/ifunc_choice.h"
 #include "probe/resolve/module_map.h"
 #include "probe/resolve/place_resolver.h"
 #include "probe/resolve/symbolizer.h"
@@ -112,6 +115,9 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   bool parse_for_arch(insn::Arch arch);
   bool resolve_relocations(probe::ProbeFetchPlan& plan, const std::string& module_path);
   void watch_dynamic_linker();
+  void watch_program_entry();
+  enum class IfuncOutcome { Moved, NotYet, Resolver };
+  IfuncOutcome move_to_ifunc_choice(const probe::ProbeDefinition& definition, probe::ResolvedPoint& point);
   // An exec replaces the memory the jump engine's ring is in: a breakpoint on the exec calls
   // of the C library drains the ring just before (a raw execve system call is not seen).
   void watch_exec_calls();
@@ -178,6 +184,10 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   trace::ProbeStatistics statistics_;
   std::deque<PlantedProbe> planted_;
   std::optional<probe::engine::ProbeId> rendezvous_;
+  // The startup objects are relocated (IFUNC choices are in their GOT slots): at once for an
+  // attached process, at the program's entry point for one started here or after an exec.
+  bool relocated_ = false;
+  std::optional<probe::engine::ProbeId> entry_watch_;
   std::set<uint64_t> exec_watches_;
   std::set<uint64_t> seccomp_watches_;
   bool jumps_demoted_ = false;
@@ -186,6 +196,15 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   std::unique_ptr<trace::EventWriter> writer_;
   std::string line_;
 };
+
+// "BINARY:FUNCTION[+0xOFF]", or "BINARY:0xFILE_OFFSET" where no function covers the point.
+std::string describe_probe_point(const probe::ResolvedPoint& point) {
+  if (point.function.empty()) {
+    return fmt::format("{}:{:#x} (in the {})", point.module_path, point.file_offset, point.function_proof);
+  }
+  const uint64_t into = point.address - point.function_address;
+  return fmt::format("{}:{}{}", point.module_path, point.function, into != 0 ? fmt::format("+{:#x}", into) : "");
+}
 
 bool TraceSession::parse_definitions() {
   const probe::ParseOptions parse_options;
@@ -222,11 +241,13 @@ bool TraceSession::parse_definitions() {
       if (!parse_line(source.value, {}, 0)) return false;
       continue;
     }
-    std::ifstream in(source.value);
-    if (!in) {
-      error(fmt::format("-f {}: cannot open: {}", source.value, std::strerror(errno)));
+    // A bound far above any real definitions file, so a device cannot fill memory.
+    auto text = read_regular_text_file(source.value, uint64_t{64} << 20);
+    if (!text) {
+      error(fmt::format("-f {}", text.error().message));
       return false;
     }
+    std::istringstream in(*text);
     // One definition per line; '#' starts a comment anywhere on it (as in uprobe_events).
     size_t line_number = 0;
     for (std::string line; std::getline(in, line);) {
@@ -236,22 +257,18 @@ bool TraceSession::parse_definitions() {
       if (!parse_line(line, source.value, line_number)) return false;
     }
   }
-  // `-:GRP/EVENT` removes an earlier definition, as writing it to uprobe_events does.
+  // In order, as writing each to uprobe_events: a definition for an existing event adds a
+  // probe point to it (or is refused as the kernel refuses it), `-:GRP/EVENT [PLACE]` removes.
+  probe::DefinitionList list;
   for (auto& definition : parsed) {
-    if (definition.kind != probe::ProbeKind::Delete) {
-      definitions_.push_back(std::move(definition));
-      continue;
-    }
-    const size_t before = definitions_.size();
-    std::erase_if(definitions_, [&](const probe::ProbeDefinition& d) {
-      return d.event == definition.event && d.group == definition.group;
-    });
-    if (definitions_.size() == before) {
-      error(fmt::format("'{}': no earlier definition of {}/{} to delete", definition.command, definition.group,
-                        definition.event));
+    const std::optional<size_t> line = definition.line;
+    if (auto refused = list.apply(std::move(definition))) {
+      refused->line = line;
+      parse_failed(std::move(*refused));
       return false;
     }
   }
+  definitions_ = std::move(list).take();
   if (definitions_.empty()) {
     report(Severity::Usage, "no probe definitions (give -e DEF or -f FILE)");
     return false;
@@ -421,6 +438,16 @@ bool TraceSession::plant_pending(bool strict) {
       still_pending.push_back(index);
       continue;
     }
+    // An IFUNC is probed at the implementation the dynamic linker chose; until the process
+    // has one, the whole definition waits (a glob's points go in together).
+    bool waits_for_relocation = false;
+    for (probe::ResolvedPoint& point : resolution->points) {
+      if (point.ifunc && move_to_ifunc_choice(definition, point) == IfuncOutcome::NotYet) waits_for_relocation = true;
+    }
+    if (waits_for_relocation) {
+      still_pending.push_back(index);
+      continue;
+    }
     for (probe::ResolvedPoint& point : resolution->points) {
       if (!point.check.accepted()) {
         error(fmt::format("{}: {}", definition.command, point.check.message()));
@@ -484,6 +511,7 @@ bool TraceSession::plant_pending(bool strict) {
     definition.event = item.point.event;
     const auto catalog_id = static_cast<uint32_t>(catalog_.size());
     catalog_.push_back(trace::describe_event(definition, item.point.module_path));
+    catalog_.back().probe_point = describe_probe_point(item.point);
     (void)statistics_.counters(catalog_id);
     if (definition.place.ref_ctr_offset) {
       // The marker's semaphore (uprobe_events' REF_CTR_OFFSET, a file offset of the object).
@@ -593,6 +621,54 @@ void TraceSession::watch_functions(std::initializer_list<const char*> names, std
       }
     }
   }
+}
+
+TraceSession::IfuncOutcome TraceSession::move_to_ifunc_choice(const probe::ProbeDefinition& definition,
+                                                               probe::ResolvedPoint& point) {
+  const probe::LoadedModule* module = modules_.find(point.module_path);
+  if (module == nullptr) return IfuncOutcome::Resolver;
+  ProcessMemoryReader memory(*process_);
+  const auto chosen = probe::chosen_implementation(*module, *point.ifunc, modules_, memory);
+  if (!chosen) {
+    if (!relocated_) return IfuncOutcome::NotYet;
+    warning(fmt::format("'{}': {} is an IFUNC and no GOT slot of the process holds the implementation chosen for it: "
+                        "its resolver is probed (it runs only while the dynamic linker relocates)",
+                        definition.command, point.ifunc->name));
+    point.ifunc.reset();
+    return IfuncOutcome::Resolver;
+  }
+  const std::string choice = probe::describe_ifunc_choice(*point.ifunc, *chosen);
+  point.function = choice;
+  point.function_proof = chosen->range.proof_text();
+  point.function_address = chosen->address;
+  point.address = chosen->address;
+  point.file_offset = module->elf->address_to_file_offset(chosen->link_address).value_or(0);
+  point.check = arch::check_probe_point(module->elf->arch(), module->elf->function_bytes(chosen->range.function),
+                                        chosen->address, chosen->address);
+  report(Severity::Note, fmt::format("'{}': {} is an IFUNC: probing the implementation the dynamic linker chose, {} "
+                                     "(read from its GOT slot at {:#x}; delimited by its {})",
+                                     definition.command, point.ifunc->name, choice, chosen->slot, point.function_proof));
+  return IfuncOutcome::Moved;
+}
+
+// A program started here (or just exec'd) has its startup objects relocated by the time it
+// reaches its entry point: IFUNC choices can be read from then on.
+void TraceSession::watch_program_entry() {
+  if (relocated_ || entry_watch_) return;
+  const probe::LoadedModule* main = modules_.main_executable();
+  if (main == nullptr || main->elf->entry() == 0) {
+    relocated_ = true;
+    return;
+  }
+  auto id = engine_->add_internal_breakpoint(main->elf->entry() + main->bias, [this](const probe::engine::HitContext&) {
+    if (relocated_) return;
+    relocated_ = true;
+    if (pending_.empty()) return;
+    rebuild_modules();
+    plant_pending(false);
+  });
+  if (id) entry_watch_ = *id;
+  else relocated_ = true;  // no way to wait for it: read what is there
 }
 
 void TraceSession::watch_dynamic_linker() {
@@ -792,6 +868,8 @@ void TraceSession::on_exec() {
   comms_->forget_all();
   cpus_->forget_all();
   rendezvous_.reset();
+  relocated_ = false;
+  entry_watch_.reset();
   exec_watches_.clear();
   seccomp_watches_.clear();
   semaphores_.forget_all();
@@ -799,6 +877,7 @@ void TraceSession::on_exec() {
   for (size_t i = 0; i < definitions_.size(); ++i) pending_.push_back(i);
   rebuild_modules();
   publish_readable_ranges();
+  watch_program_entry();
   plant_pending(false);
   watch_dynamic_linker();
   watch_exec_calls();
@@ -834,6 +913,8 @@ int TraceSession::run() {
   supervisor_->join(*this);
   rebuild_modules();
   publish_readable_ranges();
+  relocated_ = !process_->launched();
+  watch_program_entry();
   if (!plant_pending(true)) {
     // Killed from outside while its probes went in: its end, reported by run(), is the story.
     if (!target::process_is_ending(process_->pid())) {

@@ -27,6 +27,9 @@ struct EventDescription {
   std::string group = "uprobes";
   std::string event;
   std::string binary;           // shown in the profile ("" = the main executable's path)
+  // The probe point as the summary names it: "BINARY:FUNCTION[+0xOFF]" (an event with several
+  // probe points, a named glob for one, has one row per point).
+  std::string probe_point;
   bool is_return = false;
   std::vector<std::string> argument_names;
   std::vector<probe::FetchType> argument_types;

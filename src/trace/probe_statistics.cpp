@@ -43,19 +43,22 @@ std::string format_summary(const EventCatalog& catalog, const ProbeStatistics& s
   for (const EventDescription& description : catalog) {
     width = std::max(width, description.group.size() + 1 + description.event.size());
   }
-  std::string out = fmt::format("{:<{}} {:>12} {:>12}  {}\n", "EVENT", width, "HITS", "MISSES", "BINARY");
-  uint64_t total_hits = 0;
+  std::string out = fmt::format("{:<{}} {:>12} {:>12}  {}\n", "EVENT", width, "RECORDED", "MISSED", "PROBE POINT");
+  uint64_t total_recorded = 0;
   uint64_t total_misses = 0;
   for (uint32_t id = 0; id < catalog.size(); ++id) {
-    const uint64_t hits = hits_of(statistics, id);
     const uint64_t misses = misses_of(statistics, id);
-    total_hits += hits;
+    const uint64_t hits = std::max(hits_of(statistics, id), misses);  // read apart: a miss may be counted first
+    total_recorded += hits - misses;
     total_misses += misses;
-    out += fmt::format("{:<{}} {:>12} {:>12}  {}\n", catalog[id].group + "/" + catalog[id].event, width, hits, misses,
-                       catalog[id].binary);
+    const std::string& where = catalog[id].probe_point.empty() ? catalog[id].binary : catalog[id].probe_point;
+    out += fmt::format("{:<{}} {:>12} {:>12}  {}\n", catalog[id].group + "/" + catalog[id].event, width, hits - misses,
+                       misses, where);
   }
-  out += fmt::format("{:<{}} {:>12} {:>12}\n", "total", width, total_hits, total_misses);
+  out += fmt::format("{:<{}} {:>12} {:>12}\n", "total", width, total_recorded, total_misses);
   if (statistics.dropped() != 0) out += fmt::format("dropped events: {}\n", statistics.dropped());
+  out += "RECORDED: hits whose event was written; MISSED: hits whose event was lost (arguments not fetched, "
+         "ring or output full); every hit is in one of them\n";
   return out;
 }
 

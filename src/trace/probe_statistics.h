@@ -2,10 +2,13 @@
 // Per-probe hit and miss counters, bumped on the hit path without locks, and the two ways of
 // printing them at exit:
 //   - the kernel's uprobe_profile line ("  %s %-44s %15lu"), with the misses column that
-//     kprobe_profile has appended ("  PATH EVENT HITS MISSES");
-//   - a --summary table, which also states how many events were dropped, so that no event
-//     is ever lost silently.
-// A miss is a hit whose event could not be recorded (arguments not fetched, buffer full).
+//     kprobe_profile has appended ("  PATH EVENT HITS MISSES"): HITS counts every hit, as the
+//     kernel's nhit does, MISSES those of them whose event was lost;
+//   - a --summary table that keeps the two apart: RECORDED (hits whose event was written)
+//     and MISSED (hits whose event was lost), one row per probe point with its function, and
+//     how many events were dropped, so that no event is ever lost silently.
+// A miss is a hit whose event could not be recorded (arguments not fetched, ring full,
+// output failed); the counters count every hit, so recorded = hits - misses.
 #include <atomic>
 #include <cstdint>
 #include <deque>

@@ -26,26 +26,19 @@ int64_t sign_extend(uint64_t raw, unsigned size) {
 }
 
 void append_number(std::string& out, uint64_t raw, const probe::FetchType& type, const Symbolizer& symbolizer) {
-  using probe::TypeKind;
+  using probe::TextStyle;
   auto inserter = std::back_inserter(out);
-  switch (type.kind) {
-    case TypeKind::Unsigned:
-    case TypeKind::Bitfield: fmt::format_to(inserter, "{}", raw); return;
-    case TypeKind::Signed: fmt::format_to(inserter, "{}", sign_extend(raw, type.size)); return;
-    case TypeKind::Char:
+  switch (type.traits().text) {
+    case TextStyle::Decimal: fmt::format_to(inserter, "{}", raw); return;
+    case TextStyle::SignedDecimal: fmt::format_to(inserter, "{}", sign_extend(raw, type.size)); return;
+    case TextStyle::Character:
       out += '\'';
       out += static_cast<char>(raw);
       out += '\'';
       return;
-    case TypeKind::Symbol: append_symbol(out, raw, symbolizer); return;
-    case TypeKind::SymStr:
-      out += '"';
-      append_symbol(out, raw, symbolizer);
-      out += '"';
-      return;
-    case TypeKind::Hex:
-    case TypeKind::String:
-    case TypeKind::UString: break;
+    case TextStyle::Symbol: append_symbol(out, raw, symbolizer); return;
+    case TextStyle::Hex:
+    case TextStyle::QuotedString: break;  // a string's address, where one is printed as a number
   }
   fmt::format_to(inserter, "0x{:x}", raw);
 }
@@ -75,8 +68,6 @@ void append_value(std::string& out, const probe::FetchedValue& value, const Symb
       } else {
         out += "(fault)";
       }
-    } else if (value.type.kind == probe::TypeKind::SymStr && value.fault) {
-      out += "(fault)";
     } else {
       append_number(out, value.numbers[i], value.type, symbolizer);
     }

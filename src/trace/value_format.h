@@ -2,7 +2,7 @@
 // Fetched values printed exactly as the kernel's trace_probe print functions print them:
 //   u8..u64 "%u"/"%llu", s8..s64 "%d"/"%lld", x8..x64 "0x%x" (no padding), char '%c',
 //   string "\"%s\"" or (fault), symbol "%pS" (sym+0xoff/0xsize, or 0x%lx when unknown),
-//   symstr the same text quoted, bitfields as their unsigned container, arrays {a,b,c}.
+//   bitfields as their unsigned container, arrays {a,b,c}.
 // A faulting number was recorded as 0 and prints 0, as in the kernel.
 #include <cstdint>
 #include <functional>

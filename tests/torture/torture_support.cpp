@@ -174,7 +174,8 @@ WorkloadRun run_command(const std::vector<std::string>& argv, int timeout_s, con
 
 XprobeStderr split_stderr(const std::string& err) {
   XprobeStderr split;
-  static const std::regex header(R"(^EVENT +HITS +MISSES +BINARY$)");
+  // RECORDED and MISSED apart; hits are their sum.
+  static const std::regex header(R"(^EVENT +RECORDED +MISSED +PROBE POINT$)");
   static const std::regex row(R"(^(\S+) +(\d+) +(\d+)  (.*)$)");
   static const std::regex total(R"(^total +(\d+) +(\d+)$)");
   static const std::regex dropped(R"(^dropped events: (\d+)$)");
@@ -190,8 +191,8 @@ XprobeStderr split_stderr(const std::string& err) {
     }
     if (in_table) {
       if (std::regex_match(line, m, total)) {
-        split.total_hits = std::stoull(m[1]);
         split.total_misses = std::stoull(m[2]);
+        split.total_hits = std::stoull(m[1]) + split.total_misses;
         continue;
       }
       if (std::regex_match(line, m, dropped)) {
@@ -199,7 +200,7 @@ XprobeStderr split_stderr(const std::string& err) {
         continue;
       }
       if (std::regex_match(line, m, row)) {
-        split.rows.push_back({m[1], std::stoull(m[2]), std::stoull(m[3])});
+        split.rows.push_back({m[1], std::stoull(m[2]) + std::stoull(m[3]), std::stoull(m[3])});
         continue;
       }
     }

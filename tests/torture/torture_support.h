@@ -60,7 +60,7 @@ void reap_zombies();
 // Any argv in the current directory, stdout/stderr captured, with a timeout.
 WorkloadRun run_command(const std::vector<std::string>& argv, int timeout_s, const std::string& stdin_path = "/dev/null");
 
-// xprobe's stderr after the traced program's: its `--summary` table (from the "EVENT ... HITS"
+// xprobe's stderr after the traced program's: its `--summary` table (from the "EVENT RECORDED MISSED"
 // header on) and its own "xprobe..." lines. The program's part is what comes before.
 struct XprobeStderr {
   std::string program_err;

@@ -145,16 +145,16 @@ TEST(FtraceEvent, SymbolArguments) {
   probe::FetchedValue symbol;
   symbol.type.kind = probe::TypeKind::Symbol;
   symbol.numbers = {0x446430};
-  probe::FetchedValue symstr;
-  symstr.type.kind = probe::TypeKind::SymStr;
-  symstr.numbers = {0x999};
-  record.values = {symbol, symstr};
+  probe::FetchedValue unknown;
+  unknown.type.kind = probe::TypeKind::Symbol;
+  unknown.numbers = {0x999};
+  record.values = {symbol, unknown};
   const Symbolizer symbolizer = [](uint64_t address) -> std::optional<std::string> {
     if (address >= 0x446420 && address < 0x446432) return "zfree+0x" + std::to_string(address - 0x446420) + "/0x12";
     return std::nullopt;
   };
   EXPECT_EQ(format_ftrace_event(record, catalog, symbolizer),
-            "            bash-24842   [006] ..... 258544.995456: ev: (0x446420) fn=zfree+0x16/0x12 where=\"0x999\"\n");
+            "            bash-24842   [006] ..... 258544.995456: ev: (0x446420) fn=zfree+0x16/0x12 where=0x999\n");
 }
 
 }  // namespace

@@ -33,15 +33,23 @@ TEST(ProbeSummary, TableTotalsAndDropped) {
   ProbeStatistics statistics;
   statistics.counters(0).hit();
   statistics.counters(0).hit();
+  for (int i = 0; i < 5; ++i) statistics.counters(1).hit();
   statistics.counters(1).miss();
-  EXPECT_EQ(format_summary(two_events(), statistics),
+  EventCatalog catalog = two_events();
+  catalog[1].probe_point = "/lib/x86_64-linux-gnu/libc.so.6:memcpy";
+  const std::string legend =
+      "RECORDED: hits whose event was written; MISSED: hits whose event was lost (arguments not fetched, ring or "
+      "output full); every hit is in one of them\n";
+  // Hits and misses apart: e1's 5 hits are 4 recorded and 1 missed.
+  EXPECT_EQ(format_summary(catalog, statistics),
             // "uprobes/xpt" sets the first column to 11; counts are right-aligned in 12.
-            "EVENT               HITS       MISSES  BINARY\n"
+            "EVENT           RECORDED       MISSED  PROBE POINT\n"
             "uprobes/xpt            2            0  /tmp/xp/t\n"
-            "uprobes/e1             0            1  /lib/x86_64-linux-gnu/libc.so.6\n"
-            "total                  2            1\n");
+            "uprobes/e1             4            1  /lib/x86_64-linux-gnu/libc.so.6:memcpy\n"
+            "total                  6            1\n" +
+                legend);
   statistics.add_dropped(3);
-  EXPECT_NE(format_summary(two_events(), statistics).find("dropped events: 3\n"), std::string::npos);
+  EXPECT_NE(format_summary(catalog, statistics).find("dropped events: 3\n"), std::string::npos);
 }
 
 TEST(ProbeCounters, ConcurrentHitsAreAllCounted) {

@@ -63,10 +63,6 @@ TEST(ValueFormat, SymbolsThroughTheSymbolizer) {
   EXPECT_EQ(format_value(number(probe::TypeKind::Symbol, 8, {0x401010}), symbolizer), "main+0x10/0x40");
   EXPECT_EQ(format_value(number(probe::TypeKind::Symbol, 8, {0x7f0000001234}), symbolizer), "0x7f0000001234");
   EXPECT_EQ(format_value(number(probe::TypeKind::Symbol, 8, {0x401010})), "0x401010");
-  EXPECT_EQ(format_value(number(probe::TypeKind::SymStr, 8, {0x401010}), symbolizer), "\"main+0x10/0x40\"");
-  auto faulted = number(probe::TypeKind::SymStr, 8, {0});
-  faulted.fault = true;
-  EXPECT_EQ(format_value(faulted, symbolizer), "(fault)");
 }
 
 }  // namespace

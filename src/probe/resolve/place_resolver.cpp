@@ -2,18 +2,21 @@
 
 #include <fmt/format.h>
 
+#include "elf/code_range.h"
 #include "source/covering_function.h"
 
 namespace xprobe::probe {
 namespace {
 
 // Every probe point is decoded from the start of the function that covers it.
-Result<ResolvedPoint> check_point(const LoadedModule& module, const elf::Symbol& function, uint64_t link_address,
+Result<ResolvedPoint> check_point(const LoadedModule& module, const elf::CodeRange& range, uint64_t link_address,
                                   const ProbeDefinition& definition) {
+  const elf::Symbol& function = range.function;
   const elf::ElfFile& file = *module.elf;
   ResolvedPoint point;
   point.module_path = module.path;
   point.function = function.name;
+  point.function_proof = range.proof_text();
   point.function_address = function.address + module.bias;
   point.address = link_address + module.bias;
   point.file_offset = file.address_to_file_offset(link_address).value_or(0);
@@ -41,11 +44,12 @@ Result<PlaceResolution> resolve_place(const ProbeDefinition& definition, const M
     if (module == nullptr)
       return make_error(fmt::format("'{}': address {:#x} is not inside any mapped object", place.text, place.address));
     const uint64_t link_address = place.address - module->bias;
-    const elf::Symbol* function = module->elf->function_containing(link_address);
-    if (function == nullptr)
-      return make_error(fmt::format("'{}': no function symbol of {} covers {:#x}, so its instruction boundaries cannot be proven",
+    const auto range = elf::code_range_containing(*module->elf, link_address);
+    if (!range)
+      return make_error(fmt::format("'{}': no function symbol or .eh_frame FDE of {} covers {:#x}, so its instruction "
+                                    "boundaries cannot be proven",
                                     place.text, module->path, place.address));
-    auto point = check_point(*module, *function, link_address, definition);
+    auto point = check_point(*module, *range, link_address, definition);
     if (!point) return point.error();
     resolution.points.push_back(std::move(point.value()));
     return resolution;
@@ -64,16 +68,20 @@ Result<PlaceResolution> resolve_place(const ProbeDefinition& definition, const M
     if (!link_address)
       return make_error(fmt::format("'{}': file offset {:#x} is not inside a loadable segment of {}", place.text,
                                     place.address, module->path));
-    const elf::Symbol* function = file.function_containing(*link_address);
-    // A stripped object: an SDT marker's pc, or a function of its separate debug information.
-    const std::optional<elf::Symbol> from_debug_info =
-        function == nullptr ? source::covering_function(file, *link_address) : std::nullopt;
-    if (from_debug_info) function = &*from_debug_info;
-    if (function == nullptr)
-      return make_error(fmt::format("'{}': no function symbol of {} covers offset {:#x}, so its instruction boundaries "
-                                    "cannot be proven",
+    // Stripped code has no symbol, but an SDT marker's pc, a function of its separate debug
+    // information, or (most stripped objects keep it) its .eh_frame FDE delimits a function,
+    // enough to walk instruction boundaries from its start.
+    std::optional<elf::CodeRange> range = elf::code_range_containing(file, *link_address);
+    if (!range || range->proof == elf::CodeRange::Proof::FrameDescription) {
+      if (auto from_debug_info = source::covering_function(file, *link_address)) {
+        range = elf::CodeRange{*from_debug_info, elf::CodeRange::Proof::Symbol};
+      }
+    }
+    if (!range)
+      return make_error(fmt::format("'{}': no function symbol or .eh_frame FDE of {} covers offset {:#x}, so its "
+                                    "instruction boundaries cannot be proven",
                                     place.text, module->path, place.address));
-    auto point = check_point(*module, *function, *link_address, definition);
+    auto point = check_point(*module, *range, *link_address, definition);
     if (!point) return point.error();
     resolution.points.push_back(std::move(point.value()));
     return resolution;
@@ -90,8 +98,9 @@ Result<PlaceResolution> resolve_place(const ProbeDefinition& definition, const M
     if (place.offset < 0 || (symbol->size != 0 && static_cast<uint64_t>(place.offset) >= symbol->size))
       return make_error(fmt::format("'{}': offset {:+#x} is outside {} ({} bytes)", place.text, place.offset,
                                     symbol->name, symbol->size));
-    auto point = check_point(*module, *symbol, link_address, definition);
+    auto point = check_point(*module, elf::CodeRange{*symbol, elf::CodeRange::Proof::Symbol}, link_address, definition);
     if (!point) return point.error();
+    if (symbol->ifunc && place.offset == 0) point->ifunc = *symbol;
     resolution.points.push_back(std::move(point.value()));
   }
   if (resolution.points.empty())

@@ -2,6 +2,7 @@
 // Parsed place ("libc.so.6:open+4", "str*", "/bin/x:0x1234", "0x7f..") -> the runtime
 // addresses to plant, each already proven safe by the architecture's checker.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,11 @@ namespace xprobe::probe {
 
 struct ResolvedPoint {
   std::string module_path;
-  std::string function;            // the function symbol that covers the point
+  std::string function;            // the function symbol that covers the point ("" for an FDE)
+  std::string function_proof;      // what delimits that function: "symbol NAME", ".eh_frame FDE ..."
+  // The place named an IFUNC symbol: this point is its resolver until the session moves it
+  // to the implementation the dynamic linker chose (ifunc_choice.h).
+  std::optional<elf::Symbol> ifunc;
   uint64_t function_address = 0;   // runtime address of the function's start
   uint64_t address = 0;            // runtime address to plant
   uint64_t file_offset = 0;        // of `address` in module_path (uprobe_events' notation)

@@ -25,19 +25,16 @@ size_t utf8_sequence(std::string_view text, size_t i) {
   return length;
 }
 
+// A number as a JSON number, or the ftrace text of the element (without the quotes ftrace
+// puts around chars and symbol strings) as a JSON string; the type's row says which.
 std::string json_element(uint64_t raw, const probe::FetchType& type, const Symbolizer& symbolizer) {
-  using probe::TypeKind;
-  switch (type.kind) {
-    case TypeKind::Unsigned:
-    case TypeKind::Bitfield: return fmt::format("{}", raw);
-    case TypeKind::Signed: return fmt::format("{}", sign_extend(raw, type.size));
-    case TypeKind::Char: return json_quote(std::string(1, static_cast<char>(raw)));
-    case TypeKind::SymStr: {
-      const std::string text = format_number(raw, type, symbolizer);  // quoted already
-      return json_quote(std::string_view(text).substr(1, text.size() - 2));
-    }
-    default: return json_quote(format_number(raw, type, symbolizer));
+  std::string text = format_number(raw, type, symbolizer);
+  if (type.traits().json == probe::JsonShape::Number) return text;
+  const probe::TextStyle style = type.traits().text;
+  if (style == probe::TextStyle::Character && text.size() >= 2) {
+    text = text.substr(1, text.size() - 2);
   }
+  return json_quote(text);
 }
 
 std::string json_value(const probe::FetchedValue& value, const Symbolizer& symbolizer) {

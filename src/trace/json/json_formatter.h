@@ -1,7 +1,7 @@
 #pragma once
 // JSON lines: one object per event, for machines. Numbers of u/s/bitfield types are JSON
 // numbers, x types "0x.." strings, char a one-character string, strings strings (null when
-// they faulted), symbol/symstr their text, arrays JSON arrays. Bytes that are not UTF-8 are
+// they faulted), symbol its text, arrays JSON arrays. Bytes that are not UTF-8 are
 // escaped as \u00XX so every line is valid JSON.
 //
 //   {"event":"uprobes/xpt","tid":9559,"comm":"t","cpu":1,"timestamp_ns":441094151000,
