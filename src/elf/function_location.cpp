@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "elf/code_range.h"
+
 namespace xprobe::elf {
 namespace {
 
@@ -24,11 +26,14 @@ std::optional<uint64_t> parse_number(std::string_view text) {
 Result<FunctionLocation> locate_in_function(const ElfFile& file, std::string_view spec) {
   FunctionLocation location;
   if (auto address = parse_number(spec)) {
-    const Symbol* function = file.function_containing(*address);
-    if (function == nullptr) return make_error(fmt::format("{}: no function contains address {:#x}", file.path(), *address));
-    location.function_name = function->name;
-    location.function_start = function->address;
-    location.function_bytes = file.function_bytes(*function);
+    // Stripped code: the .eh_frame FDE around the address delimits its function.
+    const auto range = code_range_containing(file, *address);
+    if (!range) {
+      return make_error(fmt::format("{}: no function symbol or .eh_frame FDE contains address {:#x}", file.path(), *address));
+    }
+    location.function_name = range->proof == CodeRange::Proof::Symbol ? range->function.name : range->proof_text();
+    location.function_start = range->function.address;
+    location.function_bytes = file.function_bytes(range->function);
     location.address = *address;
     return location;
   }

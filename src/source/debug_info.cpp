@@ -144,7 +144,8 @@ Result<std::unique_ptr<DebugInfo>> DebugInfo::open(const std::string& object_pat
     if (link != nullptr && std::strchr(link, '/') == nullptr) {
       const std::string directory = directory_of(object_path);
       std::vector<std::string> candidates = {directory + "/" + link, directory + "/.debug/" + link};
-      for (const std::string& root : debug_file_directories()) candidates.push_back(root + "/" + directory + "/" + link);
+      for (const std::string& root : debug_file_directories())
+        candidates.push_back(root + (directory.front() == '/' ? "" : "/") + directory + "/" + link);
       for (const std::string& path : candidates) {
         if (path == object_path) continue;
         tried.push_back(path);

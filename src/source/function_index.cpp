@@ -41,8 +41,8 @@ std::vector<AddressRange> ranges_of(Dwarf_Die* die) {
 
 class Walker {
  public:
-  Walker(Dwarf* dwarf, std::vector<FunctionInstance>& out, std::map<Dwarf_Off, std::string>& scopes)
-      : dwarf_(dwarf), out_(out), scope_of_declaration_(scopes) {}
+  Walker(std::vector<FunctionInstance>& out, std::map<Dwarf_Off, std::string>& scopes)
+      : out_(out), scope_of_declaration_(scopes) {}
 
   void walk_unit(Dwarf_Die* cu) {
     cu_ = dwarf_dieoffset(cu);
@@ -137,7 +137,6 @@ class Walker {
     } while (dwarf_siblingof(&child, &child) == 0);
   }
 
-  Dwarf* dwarf_;
   std::vector<FunctionInstance>& out_;
   std::map<Dwarf_Off, std::string>& scope_of_declaration_;
   Dwarf_Off cu_ = 0;
@@ -161,7 +160,7 @@ bool file_matches(std::string_view path, std::string_view file) {
 Result<FunctionIndex> FunctionIndex::build(const DebugInfo& info) {
   FunctionIndex index;
   std::map<Dwarf_Off, std::string> scopes;
-  Walker walker(info.dwarf(), index.instances_, scopes);
+  Walker walker(index.instances_, scopes);
   std::map<std::string, const std::string*> interned;
   Dwarf_Off offset = 0, next = 0;
   size_t header_size = 0;

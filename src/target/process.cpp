@@ -186,7 +186,8 @@ Status Process::stop_all() {
     std::vector<pid_t> trapped;
     for (const auto& [tid, state] : threads_) {
       if (state != ThreadState::Stopped || !sigtrap_pending(tid)) continue;
-      bool has_event = std::any_of(pending_.begin(), pending_.end(), [&](const StopEvent& e) { return e.tid == tid; });
+      // By value: clang before 16 cannot capture a structured binding.
+      bool has_event = std::any_of(pending_.begin(), pending_.end(), [id = tid](const StopEvent& e) { return e.tid == id; });
       if (!has_event) trapped.push_back(tid);
     }
     if (trapped.empty()) break;

@@ -1,5 +1,6 @@
 // `xprobe check` on examples/probe_points.S, whose instructions are known by construction.
 #include <fmt/format.h>
+#include <cstdlib>
 #include <gtest/gtest.h>
 
 #include "run_command.h"
@@ -68,4 +69,29 @@ TEST(CheckCommand, ClearErrorsForBadInput) {
   auto bad_offset = check("accepted_function+zz");
   EXPECT_EQ(bad_offset.exit_status, 2);
   EXPECT_NE(bad_offset.out.find("bad offset"), std::string::npos) << bad_offset.out;
+}
+
+// A stripped object (dash has no symbols): the .eh_frame FDE around an address delimits the
+// function the checker walks from; .init has neither symbol nor FDE (readelf -wf lists none).
+TEST(CheckCommand, StrippedCodeIsWalkedFromItsEhFrameFunctionStart) {
+  if (run_command("nm /usr/bin/dash").out.find("no symbols") == std::string::npos) GTEST_SKIP() << "dash has symbols";
+  const CommandResult frames = run_command("readelf -wf /usr/bin/dash");
+  const size_t at = frames.out.find(" pc=");
+  ASSERT_NE(at, std::string::npos) << frames.out;
+  const uint64_t begin = std::strtoull(frames.out.c_str() + at + 4, nullptr, 16);
+  auto start = run_command(fmt::format("{} check /usr/bin/dash {:#x}", XPROBE_PATH, begin));
+  EXPECT_EQ(start.exit_status, 0) << start.out;
+  EXPECT_NE(start.out.find("accepted"), std::string::npos) << start.out;
+  // .init's address from readelf's section headers ("[12] .init PROGBITS 0000000000004000 ...").
+  const CommandResult sections = run_command("readelf -SW /usr/bin/dash");
+  const size_t init_at = sections.out.find(" .init ");
+  ASSERT_NE(init_at, std::string::npos) << sections.out;
+  const size_t type_at = sections.out.find("PROGBITS", init_at);
+  const uint64_t init_address = std::strtoull(sections.out.c_str() + type_at + 8, nullptr, 16);
+  ASSERT_EQ(frames.out.find(fmt::format(" pc={:016x}", init_address)), std::string::npos) << "an FDE covers .init";
+  auto init = run_command(fmt::format("{} check /usr/bin/dash {:#x}", XPROBE_PATH, init_address));
+  EXPECT_EQ(init.exit_status, 2) << init.out;
+  EXPECT_NE(init.out.find(fmt::format("no function symbol or .eh_frame FDE contains address {:#x}", init_address)),
+            std::string::npos)
+      << init.out;
 }
