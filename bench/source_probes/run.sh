@@ -2,7 +2,7 @@
 # Source-level numbers (issue: "resolution time for every function by DWARF and for all USDT
 # markers; per-hit cost of a DWARF-located argument vs the same register argument"):
 #   bench/source_probes/run.sh [BUILD_DIR]      (default build-bench: Release, XPROBE_BENCH=ON)
-# Needs libc6-dbg (libc's DWARF by build-id) and python3.11 with its SDT markers.
+# Needs libc6-dbg (libc's DWARF by build-id), python3.11 with its SDT markers and python3.11-dbg.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${1:-$ROOT/build-bench}
@@ -21,6 +21,9 @@ echo "## resolution"
 # C++ with templates: xprobe itself as the Debug build has it (-g), when there is one.
 CXX_OBJECT=${CXX_OBJECT:-$ROOT/build-test/src/cli/xprobe}
 if [ -f "$CXX_OBJECT" ]; then "$RESOLVE" functions "$CXX_OBJECT"; fi
+# python3.11 by DWARF: Debian's main archive has DWARF for the debug build python3.11d
+# (python3.11-dbg), not for the release binary.
+if [ -f /usr/bin/python3.11d ]; then "$RESOLVE" functions /usr/bin/python3.11d; fi
 "$RESOLVE" markers "$PYTHON"
 
 echo "## xprobe list (wall time, one process each)"
