@@ -1,31 +1,15 @@
 #include "elf/function_location.h"
+#include "support/number_text.h"
 
-#include <charconv>
 
 #include <fmt/format.h>
 
 #include "elf/code_range.h"
 
 namespace xprobe::elf {
-namespace {
-
-std::optional<uint64_t> parse_number(std::string_view text) {
-  int base = 10;
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
-    base = 16;
-    text.remove_prefix(2);
-  }
-  uint64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return value;
-}
-
-}  // namespace
-
 Result<FunctionLocation> locate_in_function(const ElfFile& file, std::string_view spec) {
   FunctionLocation location;
-  if (auto address = parse_number(spec)) {
+  if (auto address = parse_decimal_or_hex(spec)) {
     // Stripped code: the .eh_frame FDE around the address delimits its function.
     const auto range = code_range_containing(file, *address);
     if (!range) {
@@ -40,7 +24,7 @@ Result<FunctionLocation> locate_in_function(const ElfFile& file, std::string_vie
   std::string_view name = spec;
   int64_t offset = 0;
   if (const size_t sign = spec.find_last_of("+-"); sign != std::string_view::npos && sign > 0) {
-    auto magnitude = parse_number(spec.substr(sign + 1));
+    auto magnitude = parse_decimal_or_hex(spec.substr(sign + 1));
     if (!magnitude) return make_error(fmt::format("'{}': bad offset after '{}'", spec, spec[sign]));
     offset = spec[sign] == '+' ? static_cast<int64_t>(*magnitude) : -static_cast<int64_t>(*magnitude);
     name = spec.substr(0, sign);

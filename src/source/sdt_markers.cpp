@@ -1,11 +1,11 @@
 #include "source/sdt_markers.h"
+#include "support/number_text.h"
 
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <unistd.h>
 
-#include <charconv>
 #include <cerrno>
 #include <cstring>
 #include <span>
@@ -22,24 +22,6 @@ uint64_t read_word(const uint8_t* bytes, unsigned size) {
   uint64_t value = 0;
   std::memcpy(&value, bytes, size);  // little-endian hosts and targets (x86, AArch64)
   return value;
-}
-
-std::optional<int64_t> parse_integer(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  bool negative = false;
-  if (text[0] == '-' || text[0] == '+') {
-    negative = text[0] == '-';
-    text.remove_prefix(1);
-  }
-  int base = 10;
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
-    base = 16;
-    text.remove_prefix(2);
-  }
-  uint64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
-  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
-  return negative ? -static_cast<int64_t>(value) : static_cast<int64_t>(value);
 }
 
 }  // namespace
@@ -139,7 +121,7 @@ Result<SdtArgument> translate_sdt_argument(std::string_view argument, insn::Arch
   auto bad = [&](std::string_view why) { return make_error(fmt::format("SDT argument '{}': {}", argument, why)); };
   const size_t at = argument.find('@');
   if (at == std::string_view::npos) return bad("no SIZE@ before the operand");
-  const auto size = parse_integer(argument.substr(0, at));
+  const auto size = parse_signed_decimal_or_hex(argument.substr(0, at));
   if (!size || (std::abs(*size) != 1 && std::abs(*size) != 2 && std::abs(*size) != 4 && std::abs(*size) != 8))
     return bad("its size is not 1, 2, 4 or 8 bytes (negative: signed)");
   SdtArgument out;
@@ -157,7 +139,7 @@ Result<SdtArgument> translate_sdt_argument(std::string_view argument, insn::Arch
         std::string_view number = inner.substr(comma + 1);
         while (!number.empty() && number.front() == ' ') number.remove_prefix(1);
         if (!number.empty() && number.front() == '#') number.remove_prefix(1);
-        auto parsed = parse_integer(number);
+        auto parsed = parse_signed_decimal_or_hex(number);
         if (!parsed) return bad("an offset that is not a number");
         offset = *parsed;
       }
@@ -166,7 +148,7 @@ Result<SdtArgument> translate_sdt_argument(std::string_view argument, insn::Arch
       out.fetcharg = fmt::format("{}{}(%{})", offset < 0 ? "-" : "+", std::abs(offset), name->name);
       return out;
     }
-    if (auto constant = parse_integer(operand)) {
+    if (auto constant = parse_signed_decimal_or_hex(operand)) {
       out.fetcharg = fmt::format("\\{}", *constant);
       return out;
     }
@@ -177,7 +159,7 @@ Result<SdtArgument> translate_sdt_argument(std::string_view argument, insn::Arch
   }
   // x86, AT&T: "%edi", "$5", "-16(%rbp)", "8+sym(%rip)", "(%rax,%rdx,8)".
   if (operand.starts_with("$")) {
-    auto constant = parse_integer(operand.substr(1));
+    auto constant = parse_signed_decimal_or_hex(operand.substr(1));
     if (!constant) return bad("an immediate that is not a number");
     out.fetcharg = fmt::format("\\{}", *constant);
     return out;
@@ -200,7 +182,7 @@ Result<SdtArgument> translate_sdt_argument(std::string_view argument, insn::Arch
   if (name->name == "ip") return bad("a %rip-relative operand (a global), which needs the symbol's address");
   int64_t offset = 0;
   if (!displacement.empty()) {
-    auto parsed = parse_integer(displacement);
+    auto parsed = parse_signed_decimal_or_hex(displacement);
     if (!parsed) return bad(fmt::format("a displacement '{}' that is not a number", displacement));
     offset = *parsed;
   }

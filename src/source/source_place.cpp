@@ -1,10 +1,10 @@
 #include "source/source_place.h"
+#include "support/number_text.h"
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <array>
-#include <charconv>
 #include <fmt/format.h>
 #include <vector>
 
@@ -23,19 +23,6 @@ std::vector<size_t> single_colons(std::string_view text) {
     positions.push_back(i);
   }
   return positions;
-}
-
-std::optional<uint64_t> parse_number(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  int base = 10;
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
-    base = 16;
-    text.remove_prefix(2);
-  }
-  uint64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
-  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
-  return value;
 }
 
 bool all_digits(std::string_view text) {
@@ -121,13 +108,13 @@ Result<SourcePlace> parse_source_place(std::string_view text) {
     rest.remove_suffix(7);
   } else if (const std::vector<size_t> colons = single_colons(rest); !colons.empty()) {
     const std::string_view number = rest.substr(colons.back() + 1);
-    auto line = parse_number(number);
+    auto line = parse_decimal_or_hex(number);
     if (!line || !all_digits(number)) return bad(fmt::format("'{}' is not a line number", number));
     if (*line > 10000000) return bad(fmt::format("line {} is out of range", *line));
     place.line = static_cast<unsigned>(*line);
     rest = rest.substr(0, colons.back());
   } else if (const size_t plus = rest.find('+'); plus != std::string_view::npos) {
-    auto offset = parse_number(rest.substr(plus + 1));
+    auto offset = parse_decimal_or_hex(rest.substr(plus + 1));
     if (!offset) return bad(fmt::format("'{}' is not an offset", rest.substr(plus + 1)));
     place.offset = *offset;
     rest = rest.substr(0, plus);
