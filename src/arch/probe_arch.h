@@ -3,14 +3,11 @@
 // behind one interface: the breakpoint instruction, how to get a thread past a probed
 // instruction (run a copy out of line, or emulate it), where a function's return address is
 // at entry, and the stack pointer and return value in the thread's register block. The trap
-// engine uses nothing else; each process gets the ProbeArch of the code it runs (x86-64,
-// i386 under a 64-bit kernel; AArch64 is a later implementation of the same interface).
+// engine uses nothing else; each process gets the ProbeArch of the code it runs (x86-64 and
+// i386 under a 64-bit x86 kernel, AArch64 on arm64) from arch/registry.h.
 //
-// The register block is the one the tracer's ptrace hands over, which depends on the
-// tracer's architecture, not the tracee's: a 64-bit x86 tracer sees a 32-bit tracee's
-// registers in the 64-bit user_regs_struct too (32-bit values in 64-bit fields).
-#include <sys/user.h>
-
+// The register block is the one the tracer's ptrace hands over (arch/register_block.h),
+// which depends on the tracer's architecture, not the tracee's.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -18,20 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "arch/register_block.h"
 #include "insn/arch.h"
 #include "support/result.h"
 
 namespace xprobe::arch {
-
-#if defined(__x86_64__)
-using RegisterBlock = user_regs_struct;
-#elif defined(__aarch64__)
-// glibc's arm64 user_regs_struct is the kernel's user_pt_regs (NT_PRSTATUS): x0..x30, sp, pc,
-// pstate.
-using RegisterBlock = user_regs_struct;
-#else
-#error "xprobe's trap engine runs on x86-64 and arm64 hosts only"
-#endif
 
 // The traced thread's memory as emulation needs it (the stack for call/ret, operands of
 // indirect branches). Implemented by the engine over the process.
@@ -124,14 +112,5 @@ class ProbeArch {
   // address; AArch64 returns with sp as it was at the entry).
   virtual uint64_t shortest_return_pop() const = 0;
 };
-
-// The implementation for `arch`; an error for an architecture the trap engine does not
-// handle yet (AArch64).
-Result<const ProbeArch*> probe_arch(insn::Arch arch);
-
-// The architecture of the code a stopped thread runs, from its register block (x86: the
-// code segment selector tells 64-bit from compatibility-mode code; arm64: AArch64, since the
-// 64-bit block is what an AArch64 thread has).
-insn::Arch thread_arch(const RegisterBlock& registers);
 
 }  // namespace xprobe::arch

@@ -46,9 +46,11 @@ int run_check(const CheckOptions& options) {
 CommandRunner add_check_command(CLI::App& app) {
   auto options = std::make_shared<CheckOptions>();
   CLI::App* cmd = app.add_subcommand("check", "Check with the instruction decoder whether a probe point is safe");
-  cmd->add_option("FILE", options->file, "ELF file")->required();
-  cmd->add_option("PLACE", options->place, "SYMBOL[+|-OFFS] or 0xADDR")->required();
-  cmd->add_option("--arch", options->arch, "x86_64, i386 or aarch64 (default: from the ELF header)");
+  cmd->add_option("FILE", options->file, "the ELF file.\n  /usr/bin/gzip")->required();
+  cmd->add_option("PLACE", options->place, "SYMBOL[+|-OFFS] or 0xADDR.\n  main+4")->required();
+  cmd->add_option("--arch", options->arch, "x86_64, i386 or aarch64 (default: from the ELF header).\n  --arch i386")
+      ->type_name("ARCH");
+  cmd->footer("Exit status 0 when the probe point is accepted, 1 otherwise.\n\nExample:\n  xprobe check /usr/bin/gzip main+4");
   return [cmd, options]() { return cmd->parsed() ? run_check(*options) : -1; };
 }
 

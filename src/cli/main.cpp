@@ -11,6 +11,12 @@ namespace {
 int run(int argc, char** argv) {
   CLI::App app{"xprobe: probe-based event tracer for Linux processes"};
   app.require_subcommand(1);
+  app.footer(
+      "Examples:\n"
+      "  xprobe trace -e 'p:io/open libc.so.6:open path=+0(%di):string' -- cat /etc/hostname\n"
+      "  xprobe check /usr/bin/gzip main+4\n"
+      "  xprobe decode /bin/true main\n"
+      "Each command has its own --help (xprobe trace --help); the manual: man xprobe.");
   std::vector<xprobe::cli::CommandRunner> commands;
   commands.push_back(xprobe::cli::add_decode_command(app));
   commands.push_back(xprobe::cli::add_check_command(app));

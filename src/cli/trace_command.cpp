@@ -76,26 +76,51 @@ int run_trace(const TraceOptions& options, const std::vector<std::string>& progr
 CommandRunner add_trace_command(CLI::App& app, const std::vector<std::string>& program) {
   auto options = std::make_shared<TraceOptions>();
   CLI::App* cmd = app.add_subcommand("trace", "Trace a program with probes written in the kernel's uprobe_events syntax");
-  cmd->add_option("-e,--event", options->definitions, "a probe definition, e.g. 'p:grp/ev libc.so.6:open path=+0(%di):string'");
-  cmd->add_option("-f,--file", options->files, "a file of probe definitions, one per line ('#' comments)");
-  cmd->add_option("-p,--pid", options->pid, "attach to this running process (every thread)");
-  cmd->add_option("-o,--output", options->output, "write the events to this file (default: stdout)");
+  cmd->add_option("-e,--event", options->definitions,
+                  "a probe definition in the kernel's uprobe_events syntax; repeatable.\n"
+                  "  -e 'p:io/open libc.so.6:open path=+0(%di):string'")
+      ->type_name("DEF");
+  cmd->add_option("-f,--file", options->files,
+                  "a file of probe definitions, one per line ('#' comments); repeatable.\n  -f probes.txt")
+      ->type_name("FILE");
+  cmd->add_option("-p,--pid", options->pid, "attach to this running process (every thread) instead of starting one.\n"
+                                             "  -p $(pidof nginx)")
+      ->type_name("PID");
+  cmd->add_option("-o,--output", options->output, "write the events to this file (default: stdout).\n  -o trace.txt")
+      ->type_name("FILE");
   std::vector<std::string> format_names;
   std::string format_help = "the events' format:";
   for (const trace::OutputFormat& format : trace::output_formats()) {
     format_names.emplace_back(format.name);
-    format_help += fmt::format(" {} ({})", format.name, format.description);
+    format_help += fmt::format(" {} ({});", format.name, format.description);
   }
-  cmd->add_option("--format", options->format, format_help)->check(CLI::IsMember(format_names));
+  format_help += "\n  --format json";
+  cmd->add_option("--format", options->format, format_help)
+      ->check(CLI::IsMember(format_names))
+      ->type_name("FORMAT");
   const std::map<std::string, session::EngineChoice> engines{
       {"auto", session::EngineChoice::Auto}, {"trap", session::EngineChoice::Trap}, {"jump", session::EngineChoice::Jump}};
   cmd->add_option("--engine", options->engine,
-                  "auto (default: jump-optimized probes where proven safe, breakpoints elsewhere), trap, or jump")
-      ->transform(CLI::CheckedTransformer(engines));
-  cmd->add_flag("--summary", options->summary, "print a table of hits, misses and drops per probe at the end");
-  cmd->add_flag("--follow-fork", options->follow_fork, "trace forked children too (default: they carry no probe)");
-  cmd->add_flag("--no-irq-info", options->no_irq_info, "omit the flags column, as with the kernel's options/irq-info=0");
-  cmd->footer("After --: the program to start and its arguments (passed to it untouched).");
+                  "auto (the default: jump-optimized probes where proven safe, breakpoints elsewhere), trap "
+                  "(breakpoints only), or jump (refuse to start unless every probe can be a jump, and say why).\n"
+                  "  --engine trap")
+      ->transform(CLI::CheckedTransformer(engines))
+      ->option_text("auto|trap|jump");
+  cmd->add_flag("--summary", options->summary, "print a table of hits, misses and drops per probe at the end.\n  --summary");
+  cmd->add_flag("--follow-fork", options->follow_fork,
+                "trace forked children too (default: they carry no probe).\n  --follow-fork -- make -j4");
+  cmd->add_flag("--no-irq-info", options->no_irq_info,
+                "omit the flags column, as with the kernel's options/irq-info=0.\n  --no-irq-info");
+  cmd->footer(
+      "After --: the program to start and its arguments (passed to it untouched).\n\n"
+      "Examples:\n"
+      "  xprobe trace -e 'p:io/open libc.so.6:open path=+0(%di):string' -- cat /etc/hostname\n"
+      "  xprobe trace -p 1234 -e 'p:mem/malloc libc.so.6:malloc size=%di:u64'\n"
+      "  xprobe trace -e 'r:io/open_ret libc.so.6:open%return fd=$retval:s32' -- ./sample\n"
+      "  xprobe trace -e 'p libc.so.6:*alloc' -o allocs.txt -- ls\n"
+      "  xprobe trace -e 'p:bank/deposit Account::deposit amount=%si:s64' -- ./accounts\n"
+      "  xprobe trace --format json -e 'p:demo/fib fib n=%di:s64' -- ./sample\n"
+      "Definitions: see man xprobe (DEFINITIONS) or the kernel's Documentation/trace/uprobetracer.rst.");
   return [cmd, options, &program]() {
     if (!cmd->parsed()) return -1;
     return run_trace(*options, program);

@@ -69,6 +69,7 @@ void AgentRingReader::drain(uint32_t probe_count, const RecordSink& on_record, c
   if (freed == 0) return;
   tail_ += freed;
   delivered_ahead_.erase(delivered_ahead_.begin(), delivered_ahead_.lower_bound(tail_));
+  // Fails only when the process is gone; the agent then never needs the room again.
   (void)io_.write(ring_ + offsetof(AgentRingHeader, tail), std::span(reinterpret_cast<const uint8_t*>(&tail_), 8));
 }
 

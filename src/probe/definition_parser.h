@@ -13,7 +13,7 @@
 // differences from the kernel's uprobe parser (the README's "Kernel compatibility" table):
 //   - symbolic places, @SYM[+|-OFFS], $argN (entry and return), the `symbol` type;
 //   - the seed's aliases aN, sN, rv, rp, rN (rN: the Nth register of the ptrace register
-//     block, see arch_registers.h);
+//     block, see arch/register_abi.h);
 //   - r[MAXACTIVE]:NAME keeps its event name (the kernel's uprobe parser drops it);
 //   - text after the closing ')' of a dereference is refused (the kernel ignores it);
 //   - arrays after a +u dereference are accepted (the kernel refuses them).
@@ -22,13 +22,8 @@
 // Not supported: event probes ("e:"), BTF names for arguments, the %pd/%pD types.
 //
 // rN (the seed's "Nth register") counts words of the ptrace register block, the kernel's
-// pt_regs order. So the bare alias r8 is NOT %r8:
-//   x86-64: r0 r15, r1 r14, r2 r13, r3 r12, r4 bp, r5 bx, r6 r11, r7 r10, r8 r9, r9 r8,
-//           r10 ax, r11 cx, r12 dx, r13 si, r14 di, r15 orig_ax, r16 ip, r17 cs, r18 flags,
-//           r19 sp, r20 ss, r21 fs_base, r22 gs_base, r23 ds, r24 es, r25 fs, r26 gs
-//   i386:   r0 bx, r1 cx, r2 dx, r3 si, r4 di, r5 bp, r6 ax, r7 ds, r8 es, r9 fs, r10 gs,
-//           r11 orig_ax, r12 ip, r13 cs, r14 flags, r15 sp, r16 ss
-//   arm64:  r0..r30 x0..x30, r31 sp, r32 pc, r33 pstate
+// pt_regs order: on x86-64 the bare alias r8 is NOT %r8. Each architecture's order is its
+// RegisterAbi::block_order (arch/x86/x86_register_abi.cpp, arch/arm64/arm64_register_abi.cpp).
 #include <string_view>
 #include <vector>
 

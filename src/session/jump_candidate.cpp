@@ -17,10 +17,10 @@ const Result<elf::ExceptionTables>& tables_of(const probe::LoadedModule& module,
 // The function `function` of `module` as the jump planner reads it: its bytes, the pieces the
 // compiler split off it (foo and foo.cold branch into each other; in a stripped object the
 // pieces are found from the unwind tables, where its jumps lead), the symbols near `near`.
-Result<arch::x86::JumpPatchFunction> patch_function(const probe::LoadedModule& module, const elf::Symbol& function,
+Result<arch::JumpPatchFunction> patch_function(const probe::LoadedModule& module, const elf::Symbol& function,
                                                     uint64_t near, ExceptionTablesCache& tables) {
   const elf::ElfFile& file = *module.elf;
-  arch::x86::JumpPatchFunction out;
+  arch::JumpPatchFunction out;
   out.code = {file.function_bytes(function), function.address + module.bias};
   if (function.size == 0 || out.code.bytes.size() != function.size) return make_error("the function's bytes are not all in the file");
   const size_t cold = function.name.find(".cold");
@@ -36,18 +36,18 @@ Result<arch::x86::JumpPatchFunction> patch_function(const probe::LoadedModule& m
     out.other_symbols.push_back(other->address + module.bias);
   const Result<elf::ExceptionTables>& indexed = tables_of(module, tables);
   out.foreign = [file = &file, bias = module.bias, unwind = indexed ? &*indexed : nullptr](uint64_t target) {
-    using arch::x86::ForeignCode;
+    using arch::ForeignCode;
     const uint64_t at = target - bias;
     for (const elf::Symbol* symbol : file->symbols_starting_in(at, at + 1))
-      if (symbol->kind == elf::SymbolKind::Function) return arch::x86::ForeignTarget{ForeignCode::FunctionStart, {}};
+      if (symbol->kind == elf::SymbolKind::Function) return arch::ForeignTarget{ForeignCode::FunctionStart, {}};
     for (const elf::Section& section : file->sections())
       if (section.name.find(".plt") != std::string::npos && at >= section.address && at - section.address < section.size)
-        return arch::x86::ForeignTarget{ForeignCode::FunctionStart, {}};
+        return arch::ForeignTarget{ForeignCode::FunctionStart, {}};
     if (const elf::FrameDescription* fde = unwind ? unwind->frame_covering(at) : nullptr) {
       if (auto bytes = file->bytes_at(fde->pc_begin, fde->pc_end - fde->pc_begin))
-        return arch::x86::ForeignTarget{ForeignCode::Fragment, {*bytes, fde->pc_begin + bias}};
+        return arch::ForeignTarget{ForeignCode::Fragment, {*bytes, fde->pc_begin + bias}};
     }
-    return arch::x86::ForeignTarget{};
+    return arch::ForeignTarget{};
   };
   return out;
 }
@@ -81,7 +81,7 @@ Result<probe::engine::JumpProbeSpec> jump_candidate(const probe::ProbeDefinition
   return spec;
 }
 
-Result<arch::x86::JumpPatchFunction> return_site_function(uint64_t address, const probe::ModuleMap& modules,
+Result<arch::JumpPatchFunction> return_site_function(uint64_t address, const probe::ModuleMap& modules,
                                                           ExceptionTablesCache& tables) {
   const probe::LoadedModule* module = modules.containing(address);
   if (!module || !module->elf) return make_error(fmt::format("0x{:x} is in no object the process maps", address));

@@ -1,7 +1,7 @@
 #pragma once
 // Whether a resolved probe can go on the jump-optimized engine, and its spec if so: an entry or
 // return probe at a function's first instruction whose arguments the agent can record, in a
-// function whose bytes prove the jump safe (arch/x86/probe_support/jump_patch.h).
+// function whose bytes prove the jump safe (arch/jump_arch.h).
 #include <map>
 #include <string>
 
@@ -27,7 +27,7 @@ Result<probe::engine::JumpProbeSpec> jump_candidate(const probe::ProbeDefinition
 
 // The caller's function holding the return site `address`, with the C++ landing pads near it,
 // for the jump engine to plan its patch; or why it cannot be patched.
-Result<arch::x86::JumpPatchFunction> return_site_function(uint64_t address, const probe::ModuleMap& modules,
+Result<arch::JumpPatchFunction> return_site_function(uint64_t address, const probe::ModuleMap& modules,
                                                           ExceptionTablesCache& tables);
 
 }  // namespace xprobe::session

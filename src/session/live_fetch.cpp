@@ -9,22 +9,11 @@
 
 #include <fmt/format.h>
 
-#include "arch/x86/probe_support/sim_registers.h"
+#include "arch/register_block.h"
 
 namespace xprobe::session {
 
-uint64_t PtraceRegisterView::read(probe::RegisterId id) const {
-  constexpr size_t kWords = sizeof(registers_.raw) / sizeof(unsigned long long);
-  unsigned long long words[kWords];
-  std::memcpy(words, &registers_.raw, sizeof words);
-  if (arch_ == insn::Arch::I386) {
-    const int word = arch::x86::i386_register_word(id);
-    // 32-bit registers: what a 32-bit kernel would show (orig_eax -1 is 0xffffffff there).
-    return word < 0 ? 0 : words[word] & 0xffffffffu;
-  }
-  if (id >= kWords) return 0;
-  return words[id];
-}
+uint64_t PtraceRegisterView::read(probe::RegisterId id) const { return arch::register_word(registers_.raw, arch_, id); }
 
 bool ProcessMemoryReader::read(uint64_t address, std::span<uint8_t> out) { return memory_.read(address, out).ok(); }
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@
 
 #include <fmt/format.h>
 
+#include "arch/registry.h"
 #include "session/jump_candidate.h"
 #include "support/regular_file.h"
 #include "session/live_fetch.h"
@@ -91,7 +93,7 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   void clean_forked_child(target::Process& child) override { semaphores_.lower_all(child); }
 
   // probe::engine::ReturnSiteHost
-  Result<arch::x86::JumpPatchFunction> describe_return_site(uint64_t address) override {
+  Result<arch::JumpPatchFunction> describe_return_site(uint64_t address) override {
     return return_site_function(address, modules_, exception_tables_);
   }
   void return_site_not_patched(uint64_t address, const std::string& why) override;
@@ -288,9 +290,9 @@ bool TraceSession::check_named_binaries() {
       error(fmt::format("'{}': {}", definition.command, file.error().message));
       return false;
     }
-    if ((*file)->arch() != insn::Arch::X86_64 && (*file)->arch() != insn::Arch::I386) {
-      error(fmt::format("'{}': {} is an {} object; xprobe traces x86-64 and i386 processes", definition.command,
-                        binary, insn::arch_name((*file)->arch())));
+    if (auto traceable = arch::probe_arch((*file)->arch()); !traceable) {
+      error(fmt::format("'{}': {} is an {} object; {}", definition.command, binary, insn::arch_name((*file)->arch()),
+                        traceable.error().message));
       return false;
     }
   }
@@ -469,13 +471,13 @@ bool TraceSession::plant_pending(bool strict) {
   std::vector<uint64_t> trap_addresses;
   for (size_t i = 0; i < ready.size(); ++i) {
     JumpChoice& choice = jumps[i];
-    if (!jump_engine_ || jumps_demoted_ || arch != insn::Arch::X86_64) {
-      choice.why_not = arch != insn::Arch::X86_64 ? fmt::format("the process is {}", insn::arch_name(arch)) : jump_unusable_;
+    if (!jump_engine_ || jumps_demoted_ || !arch::jump_arch(arch)) {
+      choice.why_not = !arch::jump_arch(arch) ? fmt::format("the process is {}", insn::arch_name(arch)) : jump_unusable_;
     } else {
       auto spec = jump_candidate(definitions_[ready[i].definition], ready[i].point, ready[i].plan, modules_, exception_tables_);
       if (!spec) {
         choice.why_not = spec.error().message;
-      } else if (auto plan = probe::engine::JumpEngine::plan(*spec); !plan) {
+      } else if (auto plan = jump_engine_->plan(*spec); !plan) {
         choice.why_not = plan.error().message;
       } else {
         spec->patch = std::move(*plan);
@@ -599,13 +601,19 @@ void TraceSession::demote_jumps() {
 
 void TraceSession::watch_seccomp_calls() {
   if (jumps_demoted_) return;
-  constexpr uint64_t kPrSetSeccomp = 22, kPrSetNoNewPrivs = 38, kSysSeccomp = 317;
-  watch_functions({"prctl"}, seccomp_watches_, [this](const probe::engine::HitContext& c) {
-    const uint64_t option = c.registers.raw.rdi;
+  // The jump engine runs in processes of the host's architecture only, whose system-call
+  // numbers <sys/syscall.h> has.
+  constexpr uint64_t kPrSetSeccomp = 22, kPrSetNoNewPrivs = 38, kSysSeccomp = SYS_seccomp;
+  auto first_argument = [this](const probe::engine::HitContext& c) {
+    const arch::RegisterAbi& abi = arch::register_abi(engine_->arch());
+    return abi.argument_registers.empty() ? 0 : PtraceRegisterView(c.registers, engine_->arch()).read(abi.argument_registers[0]);
+  };
+  watch_functions({"prctl"}, seccomp_watches_, [this, first_argument](const probe::engine::HitContext& c) {
+    const uint64_t option = first_argument(c);
     if (option == kPrSetSeccomp || option == kPrSetNoNewPrivs) demote_jumps();
   });
-  watch_functions({"syscall"}, seccomp_watches_, [this](const probe::engine::HitContext& c) {
-    if (c.registers.raw.rdi == kSysSeccomp) demote_jumps();
+  watch_functions({"syscall"}, seccomp_watches_, [this, first_argument](const probe::engine::HitContext& c) {
+    if (first_argument(c) == kSysSeccomp) demote_jumps();
   });
 }
 
@@ -772,15 +780,16 @@ void TraceSession::start_jump_engine() {
     jump_unusable_ = "--follow-fork traces children with breakpoints only";
     return;
   }
-  if (engine_->arch() != insn::Arch::X86_64) {
-    jump_unusable_ = fmt::format("the process is {} (the jump engine handles x86-64 only)", insn::arch_name(engine_->arch()));
+  auto jump_arch = arch::jump_arch(engine_->arch());
+  if (!jump_arch) {
+    jump_unusable_ = fmt::format("the process is {} ({})", insn::arch_name(engine_->arch()), jump_arch.error().message);
     return;
   }
   if (auto usable = probe::engine::JumpEngine::usable(process_->pid()); !usable) {
     jump_unusable_ = usable.error().message;
     return;
   }
-  jump_engine_ = std::make_unique<probe::engine::JumpEngine>(*supervisor_);
+  jump_engine_ = std::make_unique<probe::engine::JumpEngine>(*supervisor_, **jump_arch);
   jump_engine_->set_return_site_host(this);
 }
 

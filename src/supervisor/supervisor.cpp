@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <deque>
 
-#include "arch/probe_arch.h"
+#include "arch/registry.h"
 #include "target/wait.h"
 
 namespace xprobe::supervisor {
@@ -84,7 +84,7 @@ Status Supervisor::on_trap(Process& space, const StopEvent& event, bool report) 
     if (!disposition) return disposition.error();
     if (*disposition == TrapDisposition::Handled) return {};
   }
-  return space.resume(event.tid, SIGTRAP);  // the program's own int3
+  return space.resume(event.tid, SIGTRAP);  // the program's own breakpoint
 }
 
 Status Supervisor::deliver_signal(Process& space, pid_t tid, int signal) {
@@ -274,7 +274,7 @@ Status Supervisor::detach_one(Process& space) {
     switch (event.kind) {
       case StopKind::Trap: {
         // A hit not handled yet: its participant undoes the trap, the original instruction will
-        // run. The program's own int3 is delivered by the detach.
+        // run. The program's own breakpoint trap is delivered by the detach.
         const bool undone = std::any_of(participants_.begin(), participants_.end(),
                                         [&](Participant* participant) { return participant->undo_trap(space, event); });
         if (!undone) space.push_pending_event(event);

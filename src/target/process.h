@@ -1,6 +1,7 @@
 #pragma once
-// A traced process over ptrace: launch or attach, every thread, the stop/resume protocol,
-// registers, memory, address-space maps and remote system calls.
+// A traced process over ptrace: launch or attach (launch.cpp), every thread, the stop/resume
+// protocol (process.cpp, wait statuses in wait_status.cpp), registers, memory, address-space
+// maps and remote system calls (remote_syscall.cpp, free ranges in free_ranges.h).
 //
 // Protocol: every event next_event() returns leaves its thread stopped; the caller resumes it
 // (resume(), with the signal to deliver) or detaches. Stops that are only ptrace bookkeeping
@@ -23,13 +24,14 @@
 #include "support/result.h"
 #include "target/maps.h"
 #include "target/memory.h"
+#include "target/proc_queries.h"
 #include "target/registers.h"
 #include "target/wait.h"
 
 namespace xprobe::target {
 
 enum class StopKind {
-  Trap,         // SIGTRAP from an int3 (si_code SI_KERNEL): `address` is the int3's address.
+  Trap,         // SIGTRAP from a breakpoint instruction: `address` is the breakpoint's address.
                 // It may not be ours; resume with SIGTRAP to deliver it then.
   Signal,       // a signal is about to be delivered; resume(tid, signal) delivers it unchanged
   NewThread,    // a thread created by clone() stopped at its start (already in threads())
@@ -48,12 +50,12 @@ struct StopEvent {
   StopKind kind = StopKind::Signal;
   pid_t tid = 0;
   int signal = 0;
-  uint64_t address = 0;   // Trap: the address of the int3 (rip - 1)
+  uint64_t address = 0;   // Trap: the address of the breakpoint instruction
   pid_t new_pid = 0;      // Fork/Vfork: the child
   int exit_status = 0;    // Exited
   siginfo_t info{};       // Trap/Signal
   // Trap: the registers at the stop (read anyway to find the address; saves the caller a
-  // PTRACE_GETREGS on the hit path). Valid while the thread stays stopped and untouched.
+  // register read on the hit path). Valid while the thread stays stopped and untouched.
   bool has_registers = false;
   Registers registers;
 };
@@ -132,13 +134,12 @@ class Process final : public Memory {
 
   // Runs system call `number` in thread `tid` (all threads must be stopped) and returns its
   // raw result (a negative errno on failure). The thread's registers are restored after.
-  // `number` is the host's (SYS_*: x86-64's, or arm64's, run by `svc #0` with x8 and x0..x5);
-  // in a thread running 32-bit x86 code (an i386 program) it runs through int 0x80 with the
-  // i386 calling convention, for the calls that have an i386 counterpart here (mmap as mmap2,
-  // munmap), an error for others.
+  // `number` is the host's (SYS_* of <sys/syscall.h>); the code the thread runs decides how it
+  // is made (arch/syscall_abi.h: in an i386 program with the i386 convention, for the calls
+  // that have an i386 counterpart there; an error for others).
   Result<int64_t> remote_syscall(pid_t tid, int64_t number, std::span<const uint64_t> args);
   // Maps `size` bytes (anonymous, private, `prot`) at an address such that the whole area is
-  // within `reach` bytes of `near` (for rel32 jumps between code and slots) and, unless
+  // within `reach` bytes of `near` (for the branches between code and slots) and, unless
   // `highest_end` is 0, ends at or below `highest_end` (32-bit code reaches only 4 GiB).
   Result<uint64_t> remote_mmap_near(pid_t tid, uint64_t near, uint64_t size, int prot, uint64_t reach,
                                     uint64_t highest_end = 0);
@@ -149,20 +150,12 @@ class Process final : public Memory {
   // Writes the system-call stub for the code thread `tid` runs at `address` (executable memory
   // of the caller's, never entered by the program) and runs later remote calls from there.
   Status install_syscall_stub(pid_t tid, uint64_t address);
-  // An executable address holding `syscall; int3`, used by remote_syscall instead of patching
-  // the code at the thread's rip (set by whoever owns an executable area in the target).
+  // An executable address holding the system-call stub, used by remote_syscall instead of
+  // patching the code at the thread's instruction pointer (set by whoever owns an executable
+  // area in the target).
   void set_syscall_stub(uint64_t address) { syscall_stub_ = address; }
-#if defined(__aarch64__)
-  static constexpr uint8_t kSyscallStub[8] = {0x01, 0x00, 0x00, 0xd4, 0x00, 0x00, 0x20, 0xd4};  // svc #0; brk #0
-  // The stub's stop: at the BRK itself (an AArch64 breakpoint stops at its own address).
-  static constexpr uint64_t kSyscallStubStop = 4;
-#else
-  static constexpr uint8_t kSyscallStub[3] = {0x0f, 0x05, 0xcc};
-  static constexpr uint8_t kCompatSyscallStub[3] = {0xcd, 0x80, 0xcc};  // int 0x80; int3 (32-bit code)
-  static constexpr uint64_t kSyscallStubStop = sizeof kSyscallStub;  // after the int3
-#endif
-  // The stub for the code thread `tid` runs (64- or 32-bit).
-  std::span<const uint8_t> syscall_stub_code(pid_t tid);
+  // The stub for the code thread `tid` runs (arch/syscall_abi.h: 64- or 32-bit x86, AArch64).
+  Result<std::span<const uint8_t>> syscall_stub_code(pid_t tid);
   void set_exit_listener(ThreadExitListener* listener) { exit_listener_ = listener; }
 
   // The tid of any stopped thread, or 0.
@@ -184,7 +177,6 @@ class Process final : public Memory {
   // The ptrace event (PTRACE_EVENT_*) of the stop `tid` is in; 0 for a signal-delivery-stop.
   int stop_event(pid_t tid) const;
   bool usable_for_remote_call(pid_t tid) const;
-  bool runs_32bit_code(pid_t tid);
   Status settle_for_remote_call(pid_t tid);
 
   pid_t pid_;
@@ -200,21 +192,6 @@ class Process final : public Memory {
   bool leader_exiting_ = false;
   std::set<pid_t> group_stopped_;  // threads in a group-stop of the program (resume with PTRACE_LISTEN)
 };
-
-// Whether the kernel runs a thread of `pid` with an x86 user shadow stack (CET): then a
-// call cannot be emulated (the hardware shadow stack would not get the return address).
-bool uses_shadow_stack(pid_t pid);
-
-// The seccomp mode of `pid` (0 none, 1 strict, 2 filter), from /proc/PID/status.
-int seccomp_mode(pid_t pid);
-
-// Whether `pid` is gone, a zombie, or has a SIGKILL on its way (killed from outside while we
-// were handling one of its stops): its end is then the next event to wait for.
-bool process_is_ending(pid_t pid);
-
-// Describes why `pid` cannot be traced, if something about it is visibly wrong (missing,
-// zombie, kernel thread, ourselves); success means "try PTRACE_SEIZE".
-Status check_traceable(pid_t pid);
 
 // Stops of tids no Process knows yet (a new thread's first stop that beat its parent's clone
 // event, a forked child's first stop) wait here until their Process asks for them.

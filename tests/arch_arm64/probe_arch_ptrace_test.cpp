@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "arch/arm64/probe_support/arm64_probe_arch.h"
-#include "arch/probe_arch.h"
+#include "arch/registry.h"
 #include "arch/probe_point_check.h"
 #include "elf/elf_file.h"
 

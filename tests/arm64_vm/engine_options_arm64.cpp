@@ -2,6 +2,8 @@
 // the x86 build's, with Zydis as an x86 decoding oracle): the project's own, AArch64.
 #include "zydis_stand_in.h"
 
+#include "arch/registry.h"
+
 namespace xprobe::testing {
 
 arch::x86::DecodeFunction engine_decoder() { return {}; }

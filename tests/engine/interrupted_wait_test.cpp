@@ -149,7 +149,9 @@ TEST_F(InterruptedWait, ARemoteSystemCallWhoseWaitIsInterruptedRunsTheThreadOnce
   ASSERT_TRUE(at_exec) << at_exec.error().message;
   auto area = process.remote_mmap_near(tid, at_exec->ip(), 4096, PROT_READ | PROT_EXEC, uint64_t{1} << 30);
   ASSERT_TRUE(area) << area.error().message;
-  ASSERT_TRUE(process.write(*area, Process::kSyscallStub));
+  auto stub = process.syscall_stub_code(tid);
+  ASSERT_TRUE(stub) << stub.error().message;
+  ASSERT_TRUE(process.write(*area, *stub));
   process.set_syscall_stub(*area);
   // (Taken now: the first remote call let the exec the shell was stopped in finish.)
   auto before = process.get_registers(tid);

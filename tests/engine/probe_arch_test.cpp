@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "arch/probe_arch.h"
+#include "arch/registry.h"
 #include "arch/x86/probe_support/sim_registers.h"
 #include "arch/x86/probe_support/x86_probe_arch.h"
 #include "probe/arch_registers.h"

@@ -2,6 +2,8 @@
 
 #include <Zydis/Zydis.h>
 
+#include "arch/registry.h"
+
 namespace xprobe::testing {
 
 using insn::x86::DecodeStatus;

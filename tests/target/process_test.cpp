@@ -156,7 +156,9 @@ TEST(ProcessTest, RemoteMmapPlacesAnExecutableAreaWithinReachAndLeavesRegistersA
   EXPECT_EQ(std::memcmp(&expected.raw, &after->raw, sizeof expected.raw), 0);
 
   // A stub in the new area serves the next remote call without patching code.
-  ASSERT_TRUE((*process)->write(*area, Process::kSyscallStub));
+  auto stub = (*process)->syscall_stub_code(pid);
+  ASSERT_TRUE(stub) << stub.error().message;
+  ASSERT_TRUE((*process)->write(*area, *stub));
   (*process)->set_syscall_stub(*area);
   auto getpid_result = (*process)->remote_syscall(pid, SYS_getpid, {});
   ASSERT_TRUE(getpid_result);

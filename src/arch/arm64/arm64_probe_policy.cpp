@@ -3,11 +3,42 @@
 namespace xprobe::arch::arm64 {
 
 using insn::arm64::InsnClass;
+using insn::arm64::NeverReason;
+
+std::string_view never_probe_reason(NeverReason reason) {
+  switch (reason) {
+    case NeverReason::None: return "";
+    case NeverReason::Breakpoint:
+      return "BRK is a breakpoint itself: its trap belongs to whoever planted it (a debugger or the program)";
+    case NeverReason::Halt: return "HLT enters halting debug state, which belongs to an external debugger";
+    case NeverReason::SupervisorCall:
+      return "SVC executed out of line would put the slot's address in the kernel's view of the thread "
+             "(syscall restart rewinds to pc - 4, signal frames and clone children record the slot)";
+    case NeverReason::HypervisorCall: return "HVC calls the hypervisor and is undefined at EL0";
+    case NeverReason::SecureMonitorCall: return "SMC calls the secure monitor and is undefined at EL0";
+    case NeverReason::ExceptionReturn: return "exception returns (ERET, ERETAA, ERETAB) replace pc and PSTATE";
+    case NeverReason::DebugRestore: return "DRPS restores debug state and is undefined at EL0";
+    case NeverReason::DebugStateChange: return "DCPS1/2/3 change the debug state and belong to an external debugger";
+    case NeverReason::DebugRegister:
+      return "it accesses debug/trace system registers, which a tracer's breakpoints and single-step own";
+    case NeverReason::PrivilegedRegisterWrite:
+      return "it writes a system register of EL1 or higher: privileged state a tracer must not disturb";
+    case NeverReason::PrivilegedRegisterRead:
+      return "it reads a system register of EL1 or higher, which traps at EL0: executed out of line the fault "
+             "would be reported at the slot's address";
+    case NeverReason::InterruptMaskWrite: return "it writes the interrupt masks (DAIF)";
+    case NeverReason::PrivilegedPstateWrite:
+      return "it writes privileged PSTATE fields (SPSel, PAN, UAO, ALLINT, PM)";
+    case NeverReason::PrivilegedSystemInsn:
+      return "it is a privileged system instruction (TLB, address translation or cache maintenance of EL1+)";
+  }
+  return "";
+}
 
 std::optional<std::string> probe_refusal(const insn::arm64::Arm64Insn& insn) {
   switch (insn.cls) {
     case InsnClass::NeverProbe:
-      return std::string(insn::arm64::never_reason_text(insn.never));
+      return std::string(never_probe_reason(insn.never));
     case InsnClass::Exclusive:
       return "a load/store-exclusive instruction: the breakpoint's exception clears the exclusive monitor, and "
              "executed out of line it is separated from its partner, so the sequence may never succeed";

@@ -30,7 +30,7 @@ enum class InsnClass : uint8_t {
   Blr,
   Ret,
   Exclusive,     // load/store-exclusive: the checker refuses it and anything inside a sequence
-  NeverProbe,    // never probed; never_reason says why
+  NeverProbe,    // never probed; `never` says which kind (arch/arm64/arm64_probe_policy.h why)
   Hint,          // HINT space: NOP, BTI, PACIASP, AUTIASP, ... (safe out of line)
   Sve,           // SVE/SME space: allocation not validated by this decoder, so refused
   Other,         // everything else: safe to execute out of line
@@ -121,9 +121,6 @@ uint32_t load_word(std::span<const uint8_t, 4> bytes);
 
 // "b", "bcond", "ldr_lit", ... (arm64_summary.h lists them with the policy behind them).
 std::string_view class_name(InsnClass cls);
-
-// Why an instruction of this reason may never be probed, one phrase for the user.
-std::string_view never_reason_text(NeverReason reason);
 
 // Classes the simulator handles (pc-relative and register branches).
 bool is_simulated(InsnClass cls);

@@ -24,17 +24,8 @@ namespace xprobe::insn::arm64 {
 //   sve             the SVE and SME encoding spaces: not validated here, so refused
 //   none            everything else: safe to execute out of line
 //
-// Policy decisions (see never_reason_text() for the user-facing wording):
-//   * SVC is never probed: out of line, the kernel would record the slot as the thread's
-//     return address (syscall restart rewinds to pc - 4, signal frames, clone children).
-//   * Reads of EL0 system registers (MRS NZCV, DAIF, FPCR, TPIDR_EL0, CNTVCT_EL0, ...) and of
-//     the ID registers Linux emulates at EL0 (op1 = 0, CRn = 0: MIDR_EL1, ID_AA64*) are fine;
-//     other EL1+ reads trap, and out of line the fault would name the slot, so they are
-//     refused; writes are refused when they target EL1+ registers (op1 != 3), DAIF or
-//     privileged PSTATE fields; MSR NZCV/FPCR/FPSR/TPIDR_EL0 are fine; anything touching the
-//     debug registers (op0 = 2) is refused either way.
-//   * CONSTRAINED UNPREDICTABLE forms that binutils also rejects (e.g. LDAR with should-be-one
-//     fields clear, MOPS with overlapping registers, LDP into one register) are unallocated.
+// What a probe may go on, and why not (the policy behind `never`, `exclusive` and `sve`), is
+// arch/arm64/arm64_probe_policy.h's.
 std::optional<InsnSummary> summarize(std::span<const uint8_t> bytes, uint64_t address);
 
 }  // namespace xprobe::insn::arm64

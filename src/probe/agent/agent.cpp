@@ -9,7 +9,6 @@
 // state of the program (gettid, process_vm_readv on itself). Every read of program memory
 // goes through process_vm_readv, so a bad pointer is recorded as a fault, never a crash.
 #include "probe/agent/agent_abi.h"
-#include "probe/agent/agent_arch.h"
 #include "probe/agent/return_frames.h"
 
 using namespace xprobe::agent;

@@ -4,7 +4,7 @@
 // <stdint.h>: both sides compile it, with different compilers' flags.
 //
 // Memory the jump engine maps into the traced process:
-//   code area (r-x, within rel32 reach of the probed code): the agent's code, then one
+//   code area (r-x, within the jump's reach of the probed code): the agent's code, then one
 //     AgentProbe descriptor and one trampoline per jump-optimized probe;
 //   ring area (rw-): an AgentRingHeader, then the ring of records, then (page-aligned) the
 //     AgentReturnState of return probes.
@@ -15,7 +15,7 @@
 //           (kPadProbe: filler to skip), bit 63 committed
 //   word 1  position: the record's absolute ring position (head value when reserved); a
 //           header left over from an earlier lap has the wrong position and is not ready
-//   word 2  tid          word 3  TSC at the hit (rdtscp)     word 4  cpu (TSC_AUX & 0xfff)
+//   word 2  tid          word 3  the agent's clock at the hit   word 4  cpu (arch/agent_arch.h)
 //   return probes only: the return address, then the probe's saved_count words saved at entry
 //   words   one per bit of the probe's register_mask, lowest register id first
 //   chunks  { u64 address; u32 requested; u32 copied; copied bytes padded to 8 } for every
@@ -23,6 +23,8 @@
 // Everything in the ring was written by the traced process: the tracer validates every
 // length, index and count before use.
 #include <stdint.h>
+
+#include "arch/agent_arch.h"
 
 namespace xprobe::agent {
 
@@ -35,21 +37,12 @@ inline constexpr uint32_t kChunkHeaderBytes = 16;
 inline constexpr uint32_t kMaxCopy = 4096;          // one chunk at most (MAX_STRING_SIZE)
 
 // Saved registers: the trampoline stores word i of the block at index i of the ptrace
-// register block of the architecture (x86-64: struct user_regs_struct, r15 .. rsp; AArch64:
-// struct user_pt_regs, x0..x30, sp, pc, pstate) for i < kSavedRegisterWords. Both sides are
-// built for the same architecture (the agent for the one xprobe runs on).
-#if defined(__aarch64__)
-inline constexpr uint32_t kSavedRegisterWords = 34;
-#else
-inline constexpr uint32_t kSavedRegisterWords = 20;
-#endif
+// register block of the architecture for i < kSavedRegisterWords (arch/agent_arch.h). Both
+// sides are built for the same architecture (the agent for the one xprobe runs on).
+inline constexpr uint32_t kSavedRegisterWords = arch::kSavedBlockWords;
 static_assert(kSavedRegisterWords <= 64, "register_mask has a bit per saved register");
-// Words of the block the trampoline leaves without the thread's value (x86: orig_rax and cs).
-#if defined(__aarch64__)
-inline constexpr uint64_t kUnsavedRegisterMask = 0;
-#else
-inline constexpr uint64_t kUnsavedRegisterMask = (uint64_t{1} << 15) | (uint64_t{1} << 17);
-#endif
+// Words of the block the trampoline leaves without the thread's value.
+inline constexpr uint64_t kUnsavedRegisterMask = arch::kUnsavedBlockMask;
 
 enum AgentOpCode : uint8_t {
   kOpEnd = 0,        // end of the probe's program
@@ -136,16 +129,10 @@ inline constexpr uint64_t kSiteTrapped = uint64_t{1} << 63;    // watched by a b
 inline constexpr uint64_t kSiteUnwatched = uint64_t{1} << 62;  // neither: returns there are missed
 inline constexpr uint64_t kSiteFlags = kSiteTrapped | kSiteUnwatched;
 inline constexpr uint64_t kFreedThread = ~uint64_t{0};
-// How far above a frame's entry sp the sp is right after its function returned: x86 pops the
-// return address (and `ret imm16` up to 0xffff bytes more); AArch64 returns with sp as it was.
-// Below the shortest, the frame is still live.
-#if defined(__aarch64__)
-inline constexpr uint64_t kShortestRetPop = 0;
-inline constexpr uint64_t kLongestRetPop = 0;
-#else
-inline constexpr uint64_t kShortestRetPop = 8;
-inline constexpr uint64_t kLongestRetPop = 8 + 0xffff;  // ret imm16
-#endif
+// How far above a frame's entry sp the sp is right after its function returned
+// (arch/agent_arch.h). Below the shortest, the frame is still live.
+inline constexpr uint64_t kShortestRetPop = arch::kShortestReturnPop;
+inline constexpr uint64_t kLongestRetPop = arch::kLongestReturnPop;
 inline constexpr int kRequestSignal = 23;              // SIGURG: ignored by default
 inline constexpr uint32_t kPendingSlots = 64;
 

@@ -27,23 +27,49 @@ inline void discard_frames_at_or_below(AgentThread& thread, uint64_t sp, Discard
   }
 }
 
-// A return to `address` with the stack pointer at `sp`: every frame entered at least
-// kShortestRetPop below `sp` is over; the outermost of them returns now if it was to return here, the others were unwound
-// past (longjmp, an exception). True when `returning` holds the frame that returns.
+// The rule every return probe matches a return by, written once for both engines: the trap
+// engine's shadow stacks (trap_engine.cpp), the agent's frame stacks and the jump engine's
+// reading of them. A return to `address` with the stack pointer at `sp`: every frame entered
+// at least `shortest_pop` below `sp` is over; the outermost of them returns now if it was to
+// return here with `sp` at most `longest_pop` above its entry, the others were unwound past
+// (longjmp, an exception) and go to `discard`. `Frames` is the innermost-last stack: empty(),
+// top() (with entry_sp), pop_into(Frame&); `Frame` has return_address and entry_sp.
+enum class ReturnMatch { NoFrameOver, Returned, Unwound };
+
+template <typename Frames, typename Frame, typename Discard>
+inline ReturnMatch match_return(Frames& frames, uint64_t sp, uint64_t address, uint64_t shortest_pop,
+                                uint64_t longest_pop, Frame& returning, Discard discard) {
+  bool popped = false;
+  while (!frames.empty() && frames.top().entry_sp + shortest_pop <= sp) {
+    if (popped) discard(returning);
+    frames.pop_into(returning);
+    popped = true;
+  }
+  if (!popped) return ReturnMatch::NoFrameOver;
+  if (returning.return_address == address && sp - returning.entry_sp <= longest_pop) return ReturnMatch::Returned;
+  return ReturnMatch::Unwound;
+}
+
+// An agent thread's frames as match_return() sees them.
+struct AgentFrameStack {
+  AgentThread& thread;
+  bool empty() const { return thread.depth == 0; }
+  const AgentFrame& top() const { return thread.frames[thread.depth - 1]; }
+  void pop_into(AgentFrame& frame) {
+    copy_frame(frame, thread.frames[thread.depth - 1]);
+    --thread.depth;
+  }
+};
+
+// match_return() on an agent thread, with the architecture's return pops: true when
+// `returning` holds the frame that returns (an unwound last frame is discarded too).
 template <typename Discard>
 inline bool pop_returning_frame(AgentThread& thread, uint64_t sp, uint64_t address, AgentFrame& returning,
                                 Discard discard) {
-  bool popped = false;
-  while (thread.depth > 0 && thread.frames[thread.depth - 1].entry_sp + kShortestRetPop <= sp) {
-    if (popped) discard(returning);
-    copy_frame(returning, thread.frames[thread.depth - 1]);
-    --thread.depth;
-    popped = true;
-  }
-  if (!popped) return false;
-  if (returning.return_address == address && sp - returning.entry_sp <= kLongestRetPop) return true;
-  discard(returning);
-  return false;
+  AgentFrameStack frames{thread};
+  const ReturnMatch match = match_return(frames, sp, address, kShortestRetPop, kLongestRetPop, returning, discard);
+  if (match == ReturnMatch::Unwound) discard(returning);
+  return match == ReturnMatch::Returned;
 }
 
 // The site entry for `address` (with its kSiteFlags), or 0 if it is not a known site.

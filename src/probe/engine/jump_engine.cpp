@@ -3,23 +3,22 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
-#include <x86intrin.h>
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 
 #include <fmt/format.h>
 
-#include "arch/x86/probe_support/execution_plan.h"
-#include "arch/x86/probe_support/trampoline.h"
 #include "probe/agent/agent_code.h"
 #include "probe/agent/return_frames.h"
 #include "supervisor/all_threads_stopped.h"
 
+// Discarded results, on purpose: a write into the engine's own mapping in the process (the
+// ring's header, the return probes' state: private, read-write, never unmapped while the
+// process lives) fails only when the process is gone, and then nothing is left to keep
+// consistent. Those writes are the `(void)process_.write(...)` below; other discards say why.
 namespace xprobe::probe::engine {
 
-namespace ax86 = arch::x86;
 using agent::AgentRingHeader;
 
 namespace {
@@ -40,23 +39,11 @@ uint64_t monotonic_ns() {
 
 uint64_t align_up(uint64_t value, uint64_t to) { return (value + to - 1) & ~(to - 1); }
 
-// A pid or tid as the process sees it (the last NSpid field: inside a container, not ours).
-pid_t pid_seen_by(const std::string& status_path, pid_t fallback) {
-  std::ifstream status(status_path);
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("NSpid:", 0) != 0) continue;
-    const size_t last = line.find_last_of(" \t");
-    if (last != std::string::npos && last + 1 < line.size()) return static_cast<pid_t>(std::stol(line.substr(last + 1)));
-  }
-  return fallback;
-}
-
 }  // namespace
 
 struct JumpEngine::Probe {
   JumpProbeSpec spec;
-  ax86::JumpPatchPlan plan;
+  arch::JumpPlan plan;
   std::vector<uint8_t> original;  // the bytes the jump replaced
   uint64_t trampoline = 0;
   uint64_t descriptor = 0;
@@ -69,23 +56,24 @@ struct JumpEngine::Probe {
 
 struct JumpEngine::ReturnSite {
   bool patched = false;  // else watched by a breakpoint
-  ax86::JumpPatchPlan plan;
+  arch::JumpPlan plan;
   std::vector<uint8_t> original;
   struct Redirected {
-    uint64_t rel32 = 0;              // where the branch's rel32 is
-    std::vector<uint8_t> original;   // its 4 bytes before
+    uint64_t field = 0;              // where the branch's displacement is
+    std::vector<uint8_t> original;   // its bytes before
   };
   std::vector<Redirected> redirected;
   bool planted = false;
 };
 
-JumpEngine::JumpEngine(supervisor::Supervisor& supervisor) : supervisor_(supervisor), process_(supervisor.process()) {
-  // The TSC rate, measured over ~2 ms now and refined at every drain from this origin.
-  tsc_origin_ = __rdtsc();
+JumpEngine::JumpEngine(supervisor::Supervisor& supervisor, const arch::JumpArch& arch)
+    : supervisor_(supervisor), process_(supervisor.process()), arch_(arch) {
+  // The agent's clock rate, measured over ~2 ms now and refined at every drain from this origin.
+  clock_origin_ = arch_.read_clock();
   ns_origin_ = monotonic_ns();
   uint64_t ns = ns_origin_;
   while (ns - ns_origin_ < 2000000) ns = monotonic_ns();
-  tsc_per_ns_ = static_cast<double>(__rdtsc() - tsc_origin_) / static_cast<double>(ns - ns_origin_);
+  ticks_per_ns_ = static_cast<double>(arch_.read_clock() - clock_origin_) / static_cast<double>(ns - ns_origin_);
   supervisor_.join(*this);
 }
 
@@ -98,8 +86,8 @@ Status JumpEngine::usable(pid_t pid) {
   return {};
 }
 
-Result<ax86::JumpPatchPlan> JumpEngine::plan(const JumpProbeSpec& spec) {
-  return ax86::plan_jump_patch(spec.function, spec.address);
+Result<arch::JumpPlan> JumpEngine::plan(const JumpProbeSpec& spec) const {
+  return arch_.plan(spec.function, spec.address, arch::JumpPatchPlace::FunctionEntry);
 }
 
 Status JumpEngine::map_ring(pid_t tid) {
@@ -109,7 +97,7 @@ Status JumpEngine::map_ring(pid_t tid) {
   AgentRingHeader header{};
   header.magic = agent::kRingMagic;
   header.ring_size = kRingBytes;
-  const pid_t own_pid = pid_seen_by(fmt::format("/proc/{}/status", process_.pid()), process_.pid());
+  const pid_t own_pid = target::id_in_own_namespace(process_.pid(), process_.pid());
   header.pid = static_cast<uint64_t>(own_pid);
   in_pid_namespace_ = own_pid != process_.pid();
   const uint64_t address = *mapped;
@@ -145,27 +133,16 @@ void JumpEngine::write_readable_ranges() {
 }
 
 Result<uint64_t> JumpEngine::allocate_code(uint64_t near, uint64_t bytes, pid_t tid) {
-  auto within = [&](const CodeArea& area) {
-    const uint64_t low = std::min(area.start, near), high = std::max(area.start + area.size, near);
-    return high - low <= ax86::kSlotReach;
-  };
-  for (CodeArea& area : areas_) {
-    if (within(area) && area.used + bytes <= area.size) {
-      const uint64_t at = area.start + area.used;
-      area.used = align_up(area.used + bytes, 64);
-      return at;
-    }
-  }
-  auto start = process_.remote_mmap_near(tid, near, kCodeAreaBytes, PROT_READ | PROT_EXEC, ax86::kSlotReach - kCodeAreaBytes);
+  const AreaReach reach{arch_.reach(), 0};
+  if (auto at = areas_.take(near, bytes, reach, 64)) return *at;
+  auto start = process_.remote_mmap_near(tid, near, kCodeAreaBytes, PROT_READ | PROT_EXEC, arch_.reach() - kCodeAreaBytes);
   if (!start) return start.error();
-  // Every area starts with its own copy of the agent, within rel32 reach of its trampolines.
+  // Every area starts with its own copy of the agent, within reach of its trampolines.
   if (auto written = process_.write(*start, std::span(agent::kAgentCode, agent::kAgentCodeSize)); !written) return written.error();
-  CodeArea area{*start, kCodeAreaBytes, align_up(agent::kAgentCodeSize, 64)};
-  areas_.push_back(area);
-  CodeArea& added = areas_.back();
-  const uint64_t at = added.start + added.used;
-  added.used = align_up(added.used + bytes, 64);
-  return at;
+  areas_.add(*start, kCodeAreaBytes, agent::kAgentCodeSize);
+  auto at = areas_.take(near, bytes, reach, 64);
+  if (!at) return make_error("the new code area has no room for a trampoline");
+  return *at;
 }
 
 Status JumpEngine::add_probe(JumpProbeSpec spec) {
@@ -175,14 +152,14 @@ Status JumpEngine::add_probe(JumpProbeSpec spec) {
     if (!planned) return planned.error();
     spec.patch = std::move(*planned);
   }
-  const ax86::JumpPatchPlan patch = *spec.patch;
+  const arch::JumpPlan patch = *spec.patch;
   // Five bytes are written: no thread may run meanwhile.
   supervisor::AllThreadsStopped stopped(process_, supervisor_.handling_tid());
   if (!stopped.status()) return stopped.status();
   return plant(std::move(spec), patch);
 }
 
-Status JumpEngine::check_patchable(const ax86::JumpPatchPlan& plan, const ax86::CodeRange& file_code,
+Status JumpEngine::check_patchable(const arch::JumpPlan& plan, const arch::CodeRange& file_code,
                                    bool share_entry) const {
   for (const auto& [thread, state] : process_.threads()) {
     if (state != target::ThreadState::Stopped) return make_error(fmt::format("thread {} could not be stopped", thread));
@@ -191,7 +168,7 @@ Status JumpEngine::check_patchable(const ax86::JumpPatchPlan& plan, const ax86::
     if (registers->ip() > plan.address && registers->ip() < plan.address + plan.length)
       return make_error(fmt::format("thread {} is inside the bytes the jump would replace", thread));
   }
-  auto overlaps = [&](const ax86::JumpPatchPlan& other) {
+  auto overlaps = [&](const arch::JumpPlan& other) {
     return plan.address < other.address + other.length && other.address < plan.address + plan.length;
   };
   for (const auto& other : probes_) {
@@ -203,14 +180,14 @@ Status JumpEngine::check_patchable(const ax86::JumpPatchPlan& plan, const ax86::
     if (!site->planted) continue;
     if (overlaps(site->plan)) return make_error("overlaps the jump of a return site");
     for (const auto& redirected : site->redirected)
-      if (redirected.rel32 < plan.address + plan.length && plan.address < redirected.rel32 + 4)
+      if (redirected.field < plan.address + plan.length && plan.address < redirected.field + redirected.original.size())
         return make_error("overlaps a branch redirected into a return site's trampoline");
-    for (const ax86::BranchRedirect& redirect : plan.redirects)
+    for (const arch::BranchRedirect& redirect : plan.redirects)
       if (redirect.branch < site->plan.address + site->plan.length && site->plan.address < redirect.branch + redirect.length)
         return make_error("a branch to redirect lies in another return site's jump");
   }
   if (clashes(plan)) return make_error("a breakpoint probe shares its bytes");
-  for (const ax86::BranchRedirect& redirect : plan.redirects) {
+  for (const arch::BranchRedirect& redirect : plan.redirects) {
     for (const auto& other : probes_)
       if (other->planted && redirect.branch < other->plan.address + other->plan.length &&
           other->plan.address < redirect.branch + redirect.length)
@@ -228,10 +205,10 @@ Status JumpEngine::check_patchable(const ax86::JumpPatchPlan& plan, const ax86::
 }
 
 // The file's bytes of a branch to redirect (which lies in the function or a split-off part).
-std::optional<std::vector<uint8_t>> branch_file_bytes(const ax86::JumpPatchFunction& function, const ax86::BranchRedirect& redirect) {
-  std::vector<const ax86::CodeRange*> ranges{&function.code};
-  for (const ax86::CodeRange& part : function.split_parts) ranges.push_back(&part);
-  for (const ax86::CodeRange* range : ranges) {
+std::optional<std::vector<uint8_t>> branch_file_bytes(const arch::JumpPatchFunction& function, const arch::BranchRedirect& redirect) {
+  std::vector<const arch::CodeRange*> ranges{&function.code};
+  for (const arch::CodeRange& part : function.split_parts) ranges.push_back(&part);
+  for (const arch::CodeRange* range : ranges) {
     if (redirect.branch < range->start || redirect.branch + redirect.length > range->start + range->bytes.size()) continue;
     const auto offset = static_cast<size_t>(redirect.branch - range->start);
     return std::vector<uint8_t>(range->bytes.begin() + static_cast<std::ptrdiff_t>(offset),
@@ -240,21 +217,19 @@ std::optional<std::vector<uint8_t>> branch_file_bytes(const ax86::JumpPatchFunct
   return std::nullopt;
 }
 
-Result<JumpEngine::Placed> JumpEngine::place_trampoline(const ax86::JumpPatchPlan& plan, const std::vector<uint8_t>& descriptor,
+Result<JumpEngine::Placed> JumpEngine::place_trampoline(const arch::JumpPlan& plan, const std::vector<uint8_t>& descriptor,
                                                        const std::vector<uint64_t>& other_descriptors, pid_t tid) {
-  auto block = allocate_code(plan.address, align_up(descriptor.size(), 64) + ax86::kTrampolineSize, tid);
+  auto block = allocate_code(plan.address, align_up(descriptor.size(), 64) + arch_.trampoline_size(), tid);
   if (!block) return block.error();
   Placed placed;
   placed.descriptor = *block;
   placed.trampoline = *block + align_up(descriptor.size(), 64);
-  const CodeArea& area = *std::find_if(areas_.begin(), areas_.end(), [&](const CodeArea& a) {
-    return placed.descriptor >= a.start && placed.descriptor < a.start + a.size;
-  });
-  ax86::TrampolineTargets targets{placed.trampoline, other_descriptors, area.start + agent::kAgentEntryOffset};
+  arch::TrampolineTargets targets{placed.trampoline, other_descriptors,
+                                  areas_.area_start(placed.descriptor) + agent::kAgentEntryOffset};
   targets.descriptors.push_back(placed.descriptor);
-  auto code = ax86::build_trampoline(plan, targets);
+  auto code = arch_.build_trampoline(plan, targets);
   if (!code) return code.error();
-  auto jump = ax86::build_jump(plan.address, placed.trampoline);
+  auto jump = arch_.build_jump(plan.address, placed.trampoline);
   if (!jump) return jump.error();
   if (auto written = process_.write(placed.descriptor, descriptor); !written) return written.error();
   if (auto written = process_.write(placed.trampoline, code->code); !written) return written.error();
@@ -263,7 +238,7 @@ Result<JumpEngine::Placed> JumpEngine::place_trampoline(const ax86::JumpPatchPla
   return placed;
 }
 
-Status JumpEngine::plant(JumpProbeSpec spec, const ax86::JumpPatchPlan& patch) {
+Status JumpEngine::plant(JumpProbeSpec spec, const arch::JumpPlan& patch) {
   const pid_t tid = process_.thread_for_remote_call();
   if (tid == 0) return make_error("no stopped thread to set the jump up from");
   // Probes at one address share the jump; their trampoline calls the agent for each.
@@ -271,7 +246,7 @@ Status JumpEngine::plant(JumpProbeSpec spec, const ax86::JumpPatchPlan& patch) {
   for (const auto& other : probes_)
     if (other->planted && other->plan.address == patch.address && other->plan.length == patch.length)
       sharing.push_back(other.get());
-  if (sharing.size() + 1 > ax86::kMaxProbesPerTrampoline) return make_error("too many probes at one address");
+  if (sharing.size() + 1 > arch_.max_probes_per_trampoline()) return make_error("too many probes at one address");
   if (auto ok = check_patchable(patch, spec.function.code, !sharing.empty()); !ok) return ok;
   std::vector<uint8_t> live;
   if (sharing.empty()) {
@@ -306,17 +281,17 @@ Status JumpEngine::plant(JumpProbeSpec spec, const ax86::JumpPatchPlan& patch) {
   return {};
 }
 
-bool JumpEngine::clashes(const ax86::JumpPatchPlan& plan) const {
+bool JumpEngine::clashes(const arch::JumpPlan& plan) const {
   if (supervisor_.patches().claimed_by_other(*this, plan.address, plan.address + plan.length)) return true;
-  for (const ax86::BranchRedirect& redirect : plan.redirects)
+  for (const arch::BranchRedirect& redirect : plan.redirects)
     if (supervisor_.patches().claimed_by_other(*this, redirect.branch, redirect.branch + redirect.length)) return true;
   return false;
 }
 
-uint64_t JumpEngine::tsc_to_ns(uint64_t tsc, uint64_t tsc_now, uint64_t ns_now) const {
+uint64_t JumpEngine::clock_to_ns(uint64_t ticks, uint64_t ticks_now, uint64_t ns_now) const {
   // Records are at most a few milliseconds old when drained: anchored at "now", an error in
   // the rate costs nanoseconds, not drift.
-  const double behind = static_cast<double>(static_cast<int64_t>(tsc_now - tsc)) / tsc_per_ns_;
+  const double behind = static_cast<double>(static_cast<int64_t>(ticks_now - ticks)) / ticks_per_ns_;
   return ns_now - static_cast<uint64_t>(std::max(0.0, behind));
 }
 
@@ -327,10 +302,10 @@ void JumpEngine::drain() {
     bool& flag;
     ~Reset() { flag = false; }
   } reset{draining_};
-  const uint64_t tsc_now = __rdtsc();
+  const uint64_t ticks_now = arch_.read_clock();
   const uint64_t ns_now = monotonic_ns();
   if (ns_now - ns_origin_ > 100000000)
-    tsc_per_ns_ = static_cast<double>(tsc_now - tsc_origin_) / static_cast<double>(ns_now - ns_origin_);
+    ticks_per_ns_ = static_cast<double>(ticks_now - clock_origin_) / static_cast<double>(ns_now - ns_origin_);
   ring_reader_->drain(
       static_cast<uint32_t>(probes_.size()),
       [&](uint32_t index, std::span<const uint8_t> bytes) {
@@ -341,7 +316,7 @@ void JumpEngine::drain() {
         } else if (spec.on_record) {
           // The agent's gettid() is the process's view; events name threads as we see them.
           if (in_pid_namespace_) record->tid = static_cast<uint64_t>(host_tid(static_cast<pid_t>(record->tid)));
-          spec.on_record(*record, tsc_to_ns(record->tsc, tsc_now, ns_now));
+          spec.on_record(*record, clock_to_ns(record->tsc, ticks_now, ns_now));
         }
       },
       [&](uint32_t index, uint64_t count) {
@@ -353,7 +328,7 @@ pid_t JumpEngine::host_tid(pid_t seen) {
   auto found = host_tids_.find(seen);
   if (found != host_tids_.end()) return found->second;
   for (const auto& [tid, state] : process_.threads())
-    host_tids_[pid_seen_by(fmt::format("/proc/{}/task/{}/status", process_.pid(), tid), tid)] = tid;
+    host_tids_[target::id_in_own_namespace(process_.pid(), tid)] = tid;
   found = host_tids_.find(seen);
   return found != host_tids_.end() ? found->second : seen;
 }
@@ -415,7 +390,7 @@ Status JumpEngine::restore_in(target::Process& process) {
     if (!site->planted) continue;
     if (auto written = process.write(address, site->original); !written && result) result = written;
     for (const auto& branch : site->redirected)
-      if (auto written = process.write(branch.rel32, branch.original); !written && result) result = written;
+      if (auto written = process.write(branch.field, branch.original); !written && result) result = written;
   }
   if (&process == &process_) {
     for (auto& probe : probes_) probe->planted = false;
@@ -429,6 +404,7 @@ Status JumpEngine::restore_in(target::Process& process) {
   if (ring_ != 0) {
     if (const pid_t tid = process.thread_for_remote_call(); tid != 0) {
       const uint64_t args[] = {ring_, kMappingBytes, MADV_DONTNEED};
+      // Giving the ring's pages back is a courtesy: if it fails they stay, unused.
       (void)process.remote_syscall(tid, SYS_madvise, args);
     }
   }
@@ -451,7 +427,7 @@ void JumpEngine::forget_all() {
 
 uint64_t JumpEngine::seen_tid(pid_t tid) {
   if (!in_pid_namespace_) return static_cast<uint64_t>(tid);
-  const pid_t seen = pid_seen_by(fmt::format("/proc/{}/task/{}/status", process_.pid(), tid), tid);
+  const pid_t seen = target::id_in_own_namespace(process_.pid(), tid);
   host_tids_[seen] = tid;
   return static_cast<uint64_t>(seen);
 }
@@ -554,43 +530,46 @@ Status JumpEngine::plant_return_site(uint64_t address) {
   if (!site_host_) return make_error("return sites are not supported here");
   auto function = site_host_->describe_return_site(address);
   if (!function) return function.error();
-  auto plan = ax86::plan_jump_patch(*function, address, ax86::JumpPatchPlace::ReturnSite);
+  auto plan = arch_.plan(*function, address, arch::JumpPatchPlace::ReturnSite);
   if (!plan) return plan.error();
   if (supervisor_.patches().claimed_by_other(*this, address, address + plan->length))
     return make_error("a breakpoint sits in its bytes");
-  for (const ax86::BranchRedirect& redirect : plan->redirects)
+  for (const arch::BranchRedirect& redirect : plan->redirects)
     if (supervisor_.patches().claimed_by_other(*this, redirect.branch, redirect.branch + redirect.length))
       return make_error(fmt::format("a breakpoint sits on the branch at 0x{:x}", redirect.branch));
   supervisor::AllThreadsStopped stopped(process_, supervisor_.handling_tid());
   if (!stopped.status()) return stopped.status();
   if (auto ok = check_patchable(*plan, function->code, false); !ok) return ok;
   std::vector<ReturnSite::Redirected> redirected;
-  for (const ax86::BranchRedirect& redirect : plan->redirects) {
+  for (const arch::BranchRedirect& redirect : plan->redirects) {
     auto file = branch_file_bytes(*function, redirect);
     std::vector<uint8_t> live(redirect.length);
     if (!file || !process_.read(redirect.branch, live) || live != *file)
       return make_error(fmt::format("the branch at 0x{:x} in memory differs from the file", redirect.branch));
-    redirected.push_back({redirect.branch + redirect.length - 4, std::vector<uint8_t>(live.end() - 4, live.end())});
+    const auto field_size = static_cast<std::ptrdiff_t>(arch_.redirect_field_size());
+    redirected.push_back({redirect.branch + redirect.length - arch_.redirect_field_size(),
+                          std::vector<uint8_t>(live.end() - field_size, live.end())});
   }
   const pid_t tid = process_.thread_for_remote_call();
   if (tid == 0) return make_error("no stopped thread to set the jump up from");
   auto placed = place_trampoline(*plan, agent_return_site_descriptor(ring_, returns_), {}, tid);
   if (!placed) return placed.error();
-  std::vector<std::vector<uint8_t>> rel32s;
-  for (const ax86::BranchRedirect& redirect : plan->redirects) {
-    auto rel32 = ax86::build_redirect(redirect, placed->displaced_at.at(redirect.displaced));
-    if (!rel32) return rel32.error();
-    rel32s.push_back(std::move(*rel32));
+  std::vector<std::vector<uint8_t>> fields;
+  for (const arch::BranchRedirect& redirect : plan->redirects) {
+    auto field = arch_.build_redirect(redirect, placed->displaced_at.at(redirect.displaced));
+    if (!field) return field.error();
+    fields.push_back(std::move(*field));
   }
   // The branches first: their new target, the displaced copy, does what the original does.
-  for (size_t i = 0; i < rel32s.size(); ++i) {
-    if (auto written = process_.write(redirected[i].rel32, rel32s[i]); !written) {
-      for (size_t j = 0; j < i; ++j) (void)process_.write(redirected[j].rel32, redirected[j].original);
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (auto written = process_.write(redirected[i].field, fields[i]); !written) {
+      // Undone as far as it goes: the first error is the one reported.
+      for (size_t j = 0; j < i; ++j) (void)process_.write(redirected[j].field, redirected[j].original);
       return written;
     }
   }
   if (auto written = process_.write(address, placed->jump); !written) {
-    for (const auto& branch : redirected) (void)process_.write(branch.rel32, branch.original);
+    for (const auto& branch : redirected) (void)process_.write(branch.field, branch.original);  // as above
     return written;
   }
   auto site = std::make_unique<ReturnSite>();
@@ -601,7 +580,7 @@ Status JumpEngine::plant_return_site(uint64_t address) {
   site->original.assign(function->code.bytes.begin() + offset, function->code.bytes.begin() + offset + static_cast<std::ptrdiff_t>(plan->length));
   site->planted = true;
   supervisor_.patches().claim(*this, address, address + plan->length);
-  for (const ax86::BranchRedirect& redirect : plan->redirects)
+  for (const arch::BranchRedirect& redirect : plan->redirects)
     supervisor_.patches().claim(*this, redirect.branch, redirect.branch + redirect.length);
   sites_[address] = std::move(site);
   return {};
@@ -691,7 +670,7 @@ void JumpEngine::collect_counters() {
   if (returns_ == 0 || !process_.alive()) return;
   for (const auto& probe : probes_) {
     if (!probe->spec.is_return) continue;
-    uint64_t missed = probe->missed_seen;
+    uint64_t missed = probe->missed_seen;  // a failed read leaves the count as last seen
     (void)process_.read(returns_ + offsetof(agent::AgentReturnState, counters) + probe->index * sizeof(agent::AgentProbeCounters) +
                             offsetof(agent::AgentProbeCounters, missed),
                         std::span(reinterpret_cast<uint8_t*>(&missed), 8));

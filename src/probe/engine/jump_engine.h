@@ -1,6 +1,6 @@
 #pragma once
-// The jump-optimized engine (the kernel's optprobes, in user space). Where the decoder proves
-// it safe (arch/x86/probe_support/jump_patch.h), a probe's first instruction becomes a jmp to
+// The jump-optimized engine (the kernel's optprobes, in user space). Where the architecture's
+// planner proves it safe (arch/jump_arch.h), a probe's first instruction becomes a jump to
 // a trampoline that calls the in-process agent (probe/agent): the agent records the event
 // into a ring in the traced process's memory and the thread runs on — no trap, no stop, no
 // context switch. The tracer drains the ring (drain(), called between ptrace events, on a
@@ -33,9 +33,10 @@
 #include <string>
 #include <vector>
 
-#include "arch/x86/probe_support/jump_patch.h"
+#include "arch/jump_arch.h"
 #include "probe/agent_capture.h"
 #include "probe/agent_ring_reader.h"
+#include "probe/engine/code_areas.h"
 #include "probe/engine/hit_context.h"
 #include "supervisor/participant.h"
 #include "supervisor/supervisor.h"
@@ -46,10 +47,10 @@ namespace xprobe::probe::engine {
 
 struct JumpProbeSpec {
   uint64_t address = 0;
-  arch::x86::JumpPatchFunction function;  // the probed function, bytes as in its file
+  arch::JumpPatchFunction function;  // the probed function, bytes as in its file
   AgentCapture capture;
   // The patch, when the caller planned it already (plan()); else add_probe() plans it.
-  std::optional<arch::x86::JumpPatchPlan> patch;
+  std::optional<arch::JumpPlan> patch;
   // One call per recorded hit, from drain(). `record` is validated; `timestamp_ns` is
   // CLOCK_MONOTONIC like the trap engine's events.
   std::function<void(const AgentRecord& record, uint64_t timestamp_ns)> on_record;
@@ -73,7 +74,7 @@ class ReturnSiteHost {
   virtual ~ReturnSiteHost() = default;
   // The function holding `address` (a return site), as for an entry probe, with its landing
   // pads; or why it cannot be patched.
-  virtual Result<arch::x86::JumpPatchFunction> describe_return_site(uint64_t address) = 0;
+  virtual Result<arch::JumpPatchFunction> describe_return_site(uint64_t address) = 0;
   // The site could not be patched, and why: watch_return_site() is asked next.
   virtual void return_site_not_patched(uint64_t address, const std::string& why) = 0;
   // Plants a breakpoint at `address` whose hits call JumpEngine::return_trapped(). An error
@@ -83,12 +84,13 @@ class ReturnSiteHost {
 
 class JumpEngine final : public supervisor::Participant {
  public:
-  explicit JumpEngine(supervisor::Supervisor& supervisor);
+  // `arch`: the process's code (arch::jump_arch()).
+  JumpEngine(supervisor::Supervisor& supervisor, const arch::JumpArch& arch);
   ~JumpEngine() override;
   JumpEngine(const JumpEngine&) = delete;
   JumpEngine& operator=(const JumpEngine&) = delete;
 
-  // Why this process cannot use the engine at all (seccomp, not x86-64), or success.
+  // Why this process cannot use the engine at all (seccomp, a shadow stack), or success.
   static Status usable(pid_t pid);
 
   // Plants the probe as a jump. Threads that run are stopped while the jump is written, then
@@ -96,7 +98,7 @@ class JumpEngine final : public supervisor::Participant {
   // jump; nothing was changed then and the caller plants a breakpoint.
   Status add_probe(JumpProbeSpec spec);
   // [address, address + length) of the planned patch for `spec`, or the reason it cannot be.
-  static Result<arch::x86::JumpPatchPlan> plan(const JumpProbeSpec& spec);
+  Result<arch::JumpPlan> plan(const JumpProbeSpec& spec) const;
 
   size_t probe_count() const { return probes_.size(); }
   // Return sites the agent asked for without the request signal (see agent_abi.h): read on the
@@ -140,15 +142,10 @@ class JumpEngine final : public supervisor::Participant {
   struct Probe;
   struct Patch;
   struct ReturnSite;
-  struct CodeArea {
-    uint64_t start = 0;
-    uint64_t size = 0;
-    uint64_t used = 0;
-  };
-  Status plant(JumpProbeSpec spec, const arch::x86::JumpPatchPlan& patch);
+  Status plant(JumpProbeSpec spec, const arch::JumpPlan& patch);
   // Every thread stopped: none inside the bytes `plan` displaces, none overlapping another
   // patch, the live bytes those of `file_bytes` (the function's bytes from its file).
-  Status check_patchable(const arch::x86::JumpPatchPlan& plan, const arch::x86::CodeRange& file_code,
+  Status check_patchable(const arch::JumpPlan& plan, const arch::CodeRange& file_code,
                          bool share_entry) const;
   Status plant_return_site(uint64_t address);
   // A code block near `plan` for `descriptor` and a trampoline calling the agent with
@@ -159,14 +156,14 @@ class JumpEngine final : public supervisor::Participant {
     std::vector<uint64_t> displaced_at;  // the displaced instructions' copies
     std::vector<uint8_t> jump;           // the bytes that lead to the trampoline
   };
-  Result<Placed> place_trampoline(const arch::x86::JumpPatchPlan& plan, const std::vector<uint8_t>& descriptor,
+  Result<Placed> place_trampoline(const arch::JumpPlan& plan, const std::vector<uint8_t>& descriptor,
                                   const std::vector<uint64_t>& other_descriptors, pid_t tid);
   // The agent's request (a trap, once per call site): patches the return site, or has it watched.
   bool handle_own_signal(pid_t tid, int signal);
   // Patches the return site, or has it watched.
   void serve_request(uint64_t address);
   // Bytes another engine patched lie in the plan's.
-  bool clashes(const arch::x86::JumpPatchPlan& plan) const;
+  bool clashes(const arch::JumpPlan& plan) const;
   // How long the tracer may wait before the next drain: longer while the ring stays nearly
   // empty (every drain costs the program a little: its CPUs, its memory's locks), shorter
   // when a burst fills it (before the agent has to drop).
@@ -188,20 +185,22 @@ class JumpEngine final : public supervisor::Participant {
   void release_finished_frames();
   Status map_ring(pid_t tid);
   Result<uint64_t> allocate_code(uint64_t near, uint64_t bytes, pid_t tid);
-  uint64_t tsc_to_ns(uint64_t tsc, uint64_t tsc_now, uint64_t ns_now) const;
+  uint64_t clock_to_ns(uint64_t ticks, uint64_t ticks_now, uint64_t ns_now) const;
   // Our name for a thread the agent named from inside a pid namespace.
   pid_t host_tid(pid_t seen);
 
   supervisor::Supervisor& supervisor_;
   target::Process& process_;
+  const arch::JumpArch& arch_;
   uint64_t ring_ = 0;     // AgentRingHeader in the process; 0 until the first probe
   uint64_t returns_ = 0;  // AgentReturnState, in the same mapping
   std::unique_ptr<AgentRingReader> ring_reader_;
-  std::vector<CodeArea> areas_;
+  CodeAreas areas_;  // each: the agent, then descriptors and trampolines
   std::vector<std::unique_ptr<Probe>> probes_;  // index = the agent's probe_index
-  // TSC -> CLOCK_MONOTONIC: a reference pair taken at start and the latest drain's.
-  uint64_t tsc_origin_ = 0, ns_origin_ = 0;
-  double tsc_per_ns_ = 0;
+  // The agent's clock (JumpArch::read_clock) -> CLOCK_MONOTONIC: a reference pair taken at
+  // start and the latest drain's.
+  uint64_t clock_origin_ = 0, ns_origin_ = 0;
+  double ticks_per_ns_ = 0;
   bool draining_ = false;
   bool in_pid_namespace_ = false;
   unsigned drain_interval_ms_ = 8;

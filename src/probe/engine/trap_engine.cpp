@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "arch/registry.h"
+#include "probe/agent/return_frames.h"
 #include "supervisor/all_threads_stopped.h"
 
 namespace xprobe::probe::engine {
@@ -90,17 +92,8 @@ Result<std::unique_ptr<arch::ProbedInstruction>> TrapEngine::decode_at(uint64_t 
 
 Result<uint64_t> TrapEngine::allocate_slot(uint64_t near, pid_t tid) {
   const arch::SlotLayout layout = arch_->slot_layout();
-  auto within = [&](const SlotArea& area) {
-    uint64_t low = std::min(area.start, near), high = std::max(area.start + area.size, near);
-    return high - low <= layout.reach && (layout.highest_end == 0 || area.start + area.size <= layout.highest_end);
-  };
-  for (SlotArea& area : areas_) {
-    if (within(area) && area.used + layout.slot_size <= area.size) {
-      uint64_t slot = area.start + area.used;
-      area.used += layout.slot_size;
-      return slot;
-    }
-  }
+  const AreaReach reach{layout.reach, layout.highest_end};
+  if (auto slot = areas_.take(near, layout.slot_size, reach)) return *slot;
   // The area is mapped by a system call run in one of the process's threads.
   supervisor::AllThreadsStopped stopped(process_, supervisor_.handling_tid());
   if (!stopped.status()) return stopped.status().error();
@@ -122,8 +115,10 @@ Result<uint64_t> TrapEngine::allocate_slot(uint64_t near, pid_t tid) {
   }
   // The area's first slot holds the stub for later remote system calls.
   if (auto written = process_.install_syscall_stub(tid, *start); !written) return written.error();
-  areas_.push_back(SlotArea{*start, kAreaSize, 2 * layout.slot_size});
-  return *start + layout.slot_size;
+  areas_.add(*start, kAreaSize, layout.slot_size);
+  auto slot = areas_.take(near, layout.slot_size, reach);
+  if (!slot) return make_error("the new slot area has no room for a slot");
+  return *slot;
 }
 
 Result<TrapEngine::Site*> TrapEngine::site_for(uint64_t address) {
@@ -281,17 +276,23 @@ void TrapEngine::return_site_hit(pid_t tid, uint64_t address, target::Registers&
   auto stack = shadow_stacks_.find(tid);
   if (stack == shadow_stacks_.end()) return;
   const uint64_t stack_pointer = sp(registers);
-  // Innermost frames are at the back. Every frame entered at least the shortest return's pop
-  // below the current stack pointer is over; the outermost of those is the one returning now,
-  // the others were unwound past.
-  std::optional<Frame> returning;
-  while (!stack->second.empty() && stack->second.back().entry_sp + arch_->shortest_return_pop() <= stack_pointer) {
-    if (returning) drop_frame(*returning, true);
-    returning = std::move(stack->second.back());
-    stack->second.pop_back();
-  }
-  if (!returning) return;
-  bool matches = returning->return_address == address && stack_pointer - returning->entry_sp <= arch_->longest_return_pop();
+  // Innermost frames are at the back; the matching rule is the agent's (return_frames.h).
+  struct ShadowStack {
+    std::vector<Frame>& frames;
+    bool empty() const { return frames.empty(); }
+    const Frame& top() const { return frames.back(); }
+    void pop_into(Frame& frame) {
+      frame = std::move(frames.back());
+      frames.pop_back();
+    }
+  } frames{stack->second};
+  Frame returning_frame;
+  const agent::ReturnMatch match =
+      agent::match_return(frames, stack_pointer, address, arch_->shortest_return_pop(), arch_->longest_return_pop(),
+                          returning_frame, [&](const Frame& over) { drop_frame(over, true); });
+  if (match == agent::ReturnMatch::NoFrameOver) return;
+  const Frame* returning = &returning_frame;
+  const bool matches = match == agent::ReturnMatch::Returned;
   if (matches) {
     auto probe = probes_.find(returning->probe);
     if (probe != probes_.end() && !probe->second->removed) {

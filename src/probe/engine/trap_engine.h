@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "arch/probe_arch.h"
+#include "probe/engine/code_areas.h"
 #include "probe/engine/hit_context.h"
 #include "supervisor/participant.h"
 #include "supervisor/supervisor.h"
@@ -58,7 +59,7 @@ struct ProbeStats {
 };
 
 // The ProbeArch for the code the process runs (at start and after every exec). The default is
-// arch::probe_arch(); tests substitute their own implementation of the interface.
+// arch::probe_arch() (arch/registry.h); tests substitute their own implementation of the interface.
 using ProbeArchChooser = std::function<Result<const arch::ProbeArch*>(insn::Arch)>;
 
 class TrapEngine final : public supervisor::Participant {
@@ -101,11 +102,6 @@ class TrapEngine final : public supervisor::Participant {
   struct Site;
   struct Frame;
   struct Probe;
-  struct SlotArea {
-    uint64_t start = 0;
-    uint64_t size = 0;
-    uint64_t used = 0;
-  };
 
   Result<Site*> site_for(uint64_t address);
   Status plant(Site& site);
@@ -134,7 +130,7 @@ class TrapEngine final : public supervisor::Participant {
   std::map<uint64_t, std::unique_ptr<Site>> sites_;
   std::map<ProbeId, std::unique_ptr<Probe>> probes_;
   std::map<pid_t, std::vector<Frame>> shadow_stacks_;
-  std::vector<SlotArea> areas_;
+  CodeAreas areas_;  // the slots
   // tid -> {address, stack pointer} of a hit being replayed
   std::map<pid_t, std::pair<uint64_t, uint64_t>> replays_;
   std::map<pid_t, uint64_t> unresumed_traps_;  // tid -> breakpoint address of a hit not resumed yet

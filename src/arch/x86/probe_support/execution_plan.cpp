@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "arch/x86/probe_support/rel32.h"
 #include "arch/x86/probe_support/trampoline.h"
 #include "insn/x86/decoder.h"
 #include "sim/x86/branch_sim.h"
@@ -17,9 +18,6 @@ namespace attr = insn::x86::attr;
 
 namespace {
 
-bool fits_rel32(int64_t value) {
-  return value >= std::numeric_limits<int32_t>::min() && value <= std::numeric_limits<int32_t>::max();
-}
 
 }  // namespace
 
@@ -64,13 +62,8 @@ Result<std::vector<uint8_t>> build_slot(std::span<const uint8_t> bytes, const X8
   auto relocated = relocate_rip_relative(bytes, insn, original, slot);
   if (!relocated) return relocated.error();
   std::vector<uint8_t> code = std::move(*relocated);
-  int64_t back = static_cast<int64_t>(original + insn.length - (slot + insn.length + 5));
-  if (!fits_rel32(back)) return make_error(fmt::format("slot at 0x{:x} is out of jump reach of 0x{:x}", slot, original));
-  int32_t rel = static_cast<int32_t>(back);
-  code.push_back(0xe9);
-  uint8_t rel_bytes[4];
-  std::memcpy(rel_bytes, &rel, 4);
-  code.insert(code.end(), rel_bytes, rel_bytes + 4);
+  if (!append_rel32_branch(code, slot, {kJmpRel32}, original + insn.length))
+    return make_error(fmt::format("slot at 0x{:x} is out of jump reach of 0x{:x}", slot, original));
   if (code.size() > kSlotSize) return make_error("slot overflow");
   return code;
 }

@@ -31,24 +31,23 @@
 #include <span>
 #include <vector>
 
+#include "arch/jump_arch.h"
+#include "arch/x86/probe_support/rel32.h"
 #include "insn/x86/x86_insn.h"
 #include "support/result.h"
 
 namespace xprobe::arch::x86 {
 
-inline constexpr uint64_t kJumpPatchSize = 5;
+inline constexpr uint64_t kJumpPatchSize = kJmpRel32Size;  // the jmp rel32
 
 struct DisplacedInstruction {
   insn::x86::X86Insn insn;            // decoded at its original address
   std::vector<uint8_t> bytes;
 };
 
-// A branch whose rel32 must lead to the trampoline's copy of displaced[displaced].
-struct BranchRedirect {
-  uint64_t branch = 0;  // the branch instruction; its rel32 is its last 4 bytes
-  uint64_t length = 0;
-  size_t displaced = 0;
-};
+// A branch whose rel32 (its last 4 bytes) must lead to the trampoline's copy of
+// displaced[displaced].
+using arch::BranchRedirect;
 
 struct JumpPatchPlan {
   uint64_t address = 0;
@@ -57,33 +56,12 @@ struct JumpPatchPlan {
   std::vector<BranchRedirect> redirects;
 };
 
-struct CodeRange {
-  std::span<const uint8_t> bytes;  // as in the file (no breakpoints in it)
-  uint64_t start = 0;              // runtime address
-};
-
-// What a jmp/jcc of the function reaches outside the function and its known parts.
-enum class ForeignCode {
-  FunctionStart,  // another function's first instruction or a PLT stub: a tail call
-  Fragment,       // a piece of this function no symbol names (a stripped foo.cold), given
-  Unknown,        // nothing known: the function cannot be proven
-};
-struct ForeignTarget {
-  ForeignCode kind = ForeignCode::Unknown;
-  CodeRange fragment;  // Fragment: its bytes, from the unwind tables' extent
-};
-
-struct JumpPatchFunction {
-  CodeRange code;                       // the whole function
-  std::vector<CodeRange> split_parts;   // its .cold/.part pieces: their branches count too
-  std::vector<uint64_t> other_symbols;  // runtime addresses of other symbols near the function
-  std::vector<uint64_t> landing_pads;   // runtime addresses of its C++ landing pads
-  // A jump to code outside the function and its parts: what is there. Without it, every such
-  // jump makes the function unprovable (a stripped binary's cold parts are found this way).
-  std::function<ForeignTarget(uint64_t target)> foreign;
-};
-
-enum class JumpPatchPlace { FunctionEntry, ReturnSite };
+// The function as its file describes it (arch/jump_arch.h).
+using arch::CodeRange;
+using arch::ForeignCode;
+using arch::ForeignTarget;
+using arch::JumpPatchFunction;
+using arch::JumpPatchPlace;
 
 // The plan, or why the place must stay a breakpoint.
 Result<JumpPatchPlan> plan_jump_patch(const JumpPatchFunction& function, uint64_t address,

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "arch/x86/probe_support/rel32.h"
+
 namespace xprobe::arch::x86 {
 
 using insn::x86::FlowKind;
@@ -21,10 +23,6 @@ constexpr int32_t kFlagsSlot = 18 * 8;
 constexpr int32_t kRspSlot = 19 * 8;
 constexpr int32_t kRipSlot = 16 * 8;
 constexpr int32_t kFrame = static_cast<int32_t>(kRedZone + kSavedBlockBytes);
-
-bool fits_rel32(int64_t value) {
-  return value >= std::numeric_limits<int32_t>::min() && value <= std::numeric_limits<int32_t>::max();
-}
 
 class Emitter {
  public:
@@ -60,10 +58,8 @@ class Emitter {
   }
   // op rel32 to `target`, `opcode` being the bytes before the rel32.
   Status rel32(std::initializer_list<uint8_t> opcode, uint64_t target) {
-    const int64_t rel = static_cast<int64_t>(target - (here() + opcode.size() + 4));
-    if (!fits_rel32(rel)) return make_error(fmt::format("0x{:x} is out of rel32 reach of the trampoline at 0x{:x}", target, here()));
-    bytes(opcode);
-    imm32(static_cast<int32_t>(rel));
+    if (!append_rel32_branch(code_, base_, opcode, target))
+      return make_error(fmt::format("0x{:x} is out of rel32 reach of the trampoline at 0x{:x}", target, here()));
     return {};
   }
 
@@ -75,7 +71,7 @@ class Emitter {
 Status emit_displaced(Emitter& out, const DisplacedInstruction& displaced) {
   const X86Insn& insn = displaced.insn;
   switch (insn.flow) {
-    case FlowKind::Jmp: return out.rel32({0xe9}, insn.rel_target);
+    case FlowKind::Jmp: return out.rel32({kJmpRel32}, insn.rel_target);
     case FlowKind::Jcc: {
       const auto condition = static_cast<uint8_t>(insn.opcode & 0x0f);
       return out.rel32({0x0f, static_cast<uint8_t>(0x80 | condition)}, insn.rel_target);
@@ -85,7 +81,7 @@ Status emit_displaced(Emitter& out, const DisplacedInstruction& displaced) {
       out.bytes({0x50, 0x48, 0xb8});
       out.imm64(insn.address + insn.length);
       out.bytes({0x48, 0x87, 0x04, 0x24});
-      return out.rel32({0xe9}, insn.rel_target);
+      return out.rel32({kJmpRel32}, insn.rel_target);
     default: {
       auto moved = relocate_rip_relative(displaced.bytes, insn, insn.address, out.here());
       if (!moved) return moved.error();
@@ -115,17 +111,16 @@ Result<std::vector<uint8_t>> relocate_rip_relative(std::span<const uint8_t> byte
 }
 
 Result<std::vector<uint8_t>> build_redirect(const BranchRedirect& redirect, uint64_t to) {
-  const int64_t rel = static_cast<int64_t>(to - (redirect.branch + redirect.length));
-  if (!fits_rel32(rel)) return make_error(fmt::format("0x{:x} is out of rel32 reach of the branch at 0x{:x}", to, redirect.branch));
+  auto rel = rel32_between(redirect.branch + redirect.length, to);
+  if (!rel) return make_error(fmt::format("0x{:x} is out of rel32 reach of the branch at 0x{:x}", to, redirect.branch));
   std::vector<uint8_t> bytes(4);
-  const auto rel32 = static_cast<int32_t>(rel);
-  std::memcpy(bytes.data(), &rel32, 4);
+  std::memcpy(bytes.data(), &*rel, 4);
   return bytes;
 }
 
 Result<std::vector<uint8_t>> build_jump(uint64_t from, uint64_t to) {
   Emitter out(from);
-  if (auto ok = out.rel32({0xe9}, to); !ok) return ok.error();
+  if (auto ok = out.rel32({kJmpRel32}, to); !ok) return ok.error();
   return std::move(out.code());
 }
 
@@ -160,7 +155,7 @@ Result<Trampoline> build_trampoline(const JumpPatchPlan& plan, const TrampolineT
     built.displaced_at.push_back(out.here());
     if (auto ok = emit_displaced(out, displaced); !ok) return ok.error();
   }
-  if (auto ok = out.rel32({0xe9}, plan.address + plan.length); !ok) return ok.error();
+  if (auto ok = out.rel32({kJmpRel32}, plan.address + plan.length); !ok) return ok.error();
   if (out.code().size() > kTrampolineSize) return make_error("trampoline overflow");
   built.code = std::move(out.code());
   return built;

@@ -35,16 +35,8 @@ inline constexpr size_t kMaxProbesPerTrampoline = 8;
 inline constexpr uint64_t kSavedBlockBytes = 160;  // 20 words
 inline constexpr uint64_t kRedZone = 128;
 
-struct TrampolineTargets {
-  uint64_t trampoline = 0;              // where the trampoline's bytes go
-  std::vector<uint64_t> descriptors;    // the agent's first argument, one call each
-  uint64_t agent = 0;                   // the agent's entry (within rel32 reach of the trampoline)
-};
-
-struct Trampoline {
-  std::vector<uint8_t> code;
-  std::vector<uint64_t> displaced_at;  // where each displaced instruction's copy starts
-};
+using arch::Trampoline;
+using arch::TrampolineTargets;
 
 // The rel32 bytes that make `redirect`'s branch lead to `to`.
 Result<std::vector<uint8_t>> build_redirect(const BranchRedirect& redirect, uint64_t to);

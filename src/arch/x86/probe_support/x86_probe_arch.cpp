@@ -7,6 +7,7 @@
 #include "arch/x86/probe_support/sim_registers.h"
 #include "arch/x86/probe_support/breakpoint.h"
 #include "arch/x86/probe_support/execution_plan.h"
+#include "arch/x86/probe_support/rel32.h"
 #include "sim/x86/branch_sim.h"
 #include "support/hex.h"
 
@@ -44,11 +45,8 @@ class X86ProbedInstruction final : public ProbedInstruction {
     // anywhere in the address space it reaches everywhere.
     if (slot + kSlotSize > kFourGiB) return make_error(fmt::format("slot at 0x{:x} is above 4 GiB", slot));
     std::vector<uint8_t> code = bytes();
-    const auto back = static_cast<uint32_t>(address() + length() - (slot + length() + 5));
-    code.push_back(0xe9);
-    uint8_t rel[4];
-    std::memcpy(rel, &back, 4);
-    code.insert(code.end(), rel, rel + 4);
+    if (auto back = append_rel32_branch(code, slot, {kJmpRel32}, address() + length(), Rel32Reach::Wraps32); !back)
+      return back.error();
     return code;
   }
 

@@ -1,0 +1,108 @@
+#include "target/proc_queries.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "target/proc_status.h"
+
+namespace xprobe::target {
+
+std::vector<pid_t> list_tasks(pid_t pid) {
+  std::vector<pid_t> tids;
+  std::string path = fmt::format("/proc/{}/task", pid);
+  DIR* dir = ::opendir(path.c_str());
+  if (!dir) return tids;
+  while (dirent* entry = ::readdir(dir)) {
+    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+    tids.push_back(static_cast<pid_t>(std::strtol(entry->d_name, nullptr, 10)));
+  }
+  ::closedir(dir);
+  std::sort(tids.begin(), tids.end());
+  return tids;
+}
+
+std::string tracer_description(pid_t pid) {
+  auto status = ProcStatus::of_process(pid);
+  const long tracer = status ? status->number("TracerPid").value_or(0) : 0;
+  return tracer != 0 ? fmt::format(" (it is already traced by process {})", tracer) : "";
+}
+
+std::optional<bool> traced_by_us(pid_t pid, pid_t tid) {
+  auto status = ProcStatus::of_thread(pid, tid);
+  if (!status) return std::nullopt;
+  auto tracer = status->number("TracerPid");
+  if (!tracer) return std::nullopt;
+  return *tracer == ::getpid();
+}
+
+int seccomp_mode(pid_t pid) {
+  auto status = ProcStatus::of_process(pid);
+  return status ? static_cast<int>(status->number("Seccomp").value_or(0)) : 0;
+}
+
+bool uses_shadow_stack(pid_t pid) {
+  auto status = ProcStatus::of_process(pid);
+  if (!status) return false;
+  auto features = status->field("x86_Thread_features");
+  return features && features->find("shstk") != std::string_view::npos;
+}
+
+bool process_is_ending(pid_t pid) {
+  auto status = ProcStatus::of_process(pid);
+  if (!status) return true;
+  if (auto state = status->field("State"); state && (state->find('Z') != std::string_view::npos ||
+                                                     state->find('X') != std::string_view::npos))
+    return true;
+  constexpr uint64_t kSigkill = uint64_t{1} << (SIGKILL - 1);
+  return (status->mask("ShdPnd").value_or(0) | status->mask("SigPnd").value_or(0)) & kSigkill;
+}
+
+bool signal_pending_unblocked(pid_t pid, pid_t tid, int signal) {
+  auto status = ProcStatus::of_thread(pid, tid);
+  if (!status) return false;
+  const uint64_t bit = uint64_t{1} << (signal - 1);
+  return (status->mask("SigPnd").value_or(0) & bit) && !(status->mask("SigBlk").value_or(0) & bit);
+}
+
+pid_t id_in_own_namespace(pid_t pid, pid_t tid) {
+  auto status = tid == pid ? ProcStatus::of_process(pid) : ProcStatus::of_thread(pid, tid);
+  if (!status) return tid;
+  auto ids = status->field("NSpid");
+  if (!ids || ids->empty()) return tid;
+  const size_t last = ids->find_last_of(" \t");
+  const std::string_view inner = last == std::string_view::npos ? *ids : ids->substr(last + 1);
+  return static_cast<pid_t>(std::strtol(std::string(inner).c_str(), nullptr, 10));
+}
+
+Status check_traceable(pid_t pid) {
+  if (pid <= 0) return make_error(fmt::format("invalid process id {}", pid));
+  if (pid == ::getpid()) return make_error("xprobe cannot trace itself");
+  std::ifstream stat_file(fmt::format("/proc/{}/stat", pid));
+  std::string stat;
+  if (!stat_file || !std::getline(stat_file, stat)) return make_error(fmt::format("no such process: {}", pid));
+  size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return make_error(fmt::format("cannot parse /proc/{}/stat", pid));
+  std::istringstream fields(stat.substr(paren + 1));
+  std::string state;
+  long ppid = 0, pgrp = 0, session = 0, tty = 0, tpgid = 0;
+  unsigned long flags = 0;
+  fields >> state >> ppid >> pgrp >> session >> tty >> tpgid >> flags;
+  if (state == "Z" || state == "X") {
+    return make_error(fmt::format("process {} is a zombie: it has exited and waits for its parent to reap it", pid));
+  }
+  constexpr unsigned long kKernelThreadFlag = 0x00200000;  // PF_KTHREAD
+  if (flags & kKernelThreadFlag) {
+    return make_error(fmt::format("process {} is a kernel thread: only user-space processes can be traced", pid));
+  }
+  return {};
+}
+
+}  // namespace xprobe::target
