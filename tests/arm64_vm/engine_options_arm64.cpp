@@ -1,4 +1,4 @@
-// The engine tests' choice of ProbeArch on an arm64 host (tests/engine/zydis_stand_in.cpp is
+// The engine tests' choice of ProbeArch on an arm64 host (tests/probe/engine/zydis_stand_in.cpp is
 // the x86 build's, with Zydis as an x86 decoding oracle): the project's own, AArch64.
 #include "zydis_stand_in.h"
 

@@ -10,7 +10,7 @@ chapter 2, independently of the C++ decoder).
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools"))
 import x86_opcode_map as omap  # noqa: E402
 
 COLUMN_PREFIX = [None, 0x66, 0xF3, 0xF2]
