@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <memory>
 #include <set>
+#include <vector>
 
 #include "arch/source_registers.h"
 
@@ -20,12 +21,22 @@ struct Location {
     Memory,    // the value is in memory at value(base) + offset (or static_address + offset)
     Value,     // the value is value(base) + offset itself (a DWARF stack value)
     Constant,  // the value is `constant`
+    Pieces,    // the variable is split (DW_OP_piece); `offset` is the byte wanted within it
   };
   Kind kind = Kind::Memory;
   std::string base;
   int64_t offset = 0;
   std::optional<uint64_t> static_address;  // link-time address instead of base
   uint64_t constant = 0;
+  std::shared_ptr<const std::vector<struct Piece>> pieces;
+};
+
+// Bytes [offset, offset + size) of a split variable, and where they are (none: optimised out).
+struct Piece {
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  std::optional<Location> where;
+  std::string why_not;  // why `where` is empty
 };
 
 struct ScopeList {
@@ -138,6 +149,7 @@ class Compiler {
     while (!text.empty()) {
       if (bit_size != 0) return fail(request, "a bitfield has no members");
       if (!strip_type(&type)) return fail(request, fmt::format("'{}' has type void", path));
+      if (auto settled = settle_pointer(current, &type, path); !settled) return fail(request, settled.error().message);
       if (!follow_reference(current, type)) return fail(request, fmt::format("'{}' cannot be read", path));
       if (text.starts_with("->") || text.starts_with(".")) {
         const bool arrow = text[0] == '-';
@@ -152,12 +164,12 @@ class Compiler {
             return fail(request, fmt::format("'{}' is not a pointer ({}): write '.{}'", path, type_text(&type), member));
           auto pointer = value_text(current, path);
           if (!pointer) return fail(request, pointer.error().message);
-          current = Location{Location::Kind::Memory, *pointer, 0, std::nullopt, 0};
+          current = Location{Location::Kind::Memory, *pointer, 0, std::nullopt, 0, nullptr};
           if (!type_of(&type, &type) || !strip_type(&type)) return fail(request, fmt::format("'{}' points to void", path));
         } else if (dwarf_tag(&type) == DW_TAG_pointer_type) {
           return fail(request, fmt::format("'{}' is a pointer: write '->{}'", path, member));
         }
-        if (current.kind != Location::Kind::Memory)
+        if (current.kind != Location::Kind::Memory && current.kind != Location::Kind::Pieces)
           return fail(request, fmt::format("'{}' is held in a register, not memory: its members cannot be read", path));
         auto found = find_member(&type, member, current.offset, bit_size, bit_offset);
         if (!found) return fail(request, fmt::format("'{}' ({}) {}", path, type_text(&type), found.error().message));
@@ -176,7 +188,8 @@ class Compiler {
         text.remove_prefix(close + 1);
         Dwarf_Die element;
         if (dwarf_tag(&type) == DW_TAG_array_type) {
-          if (current.kind != Location::Kind::Memory) return fail(request, fmt::format("'{}' is not in memory", path));
+          if (current.kind != Location::Kind::Memory && current.kind != Location::Kind::Pieces)
+            return fail(request, fmt::format("'{}' is not in memory", path));
           Dwarf_Word count = 0;
           if (array_count(&type, count) && static_cast<uint64_t>(index) >= count)
             return fail(request, fmt::format("index {} is outside '{}' ({})", index, path, type_text(&type)));
@@ -184,7 +197,7 @@ class Compiler {
         } else if (dwarf_tag(&type) == DW_TAG_pointer_type) {
           auto pointer = value_text(current, path);
           if (!pointer) return fail(request, pointer.error().message);
-          current = Location{Location::Kind::Memory, *pointer, 0, std::nullopt, 0};
+          current = Location{Location::Kind::Memory, *pointer, 0, std::nullopt, 0, nullptr};
           if (!type_of(&type, &element)) return fail(request, fmt::format("'{}' points to void", path));
         } else {
           return fail(request, fmt::format("'{}' ({}) is neither an array nor a pointer", path, type_text(&type)));
@@ -300,6 +313,20 @@ class Compiler {
     return false;
   }
 
+  // A pointer or reference read from a split variable is read from the piece holding it.
+  Status settle_pointer(Location& current, Dwarf_Die* type, const std::string& path) const {
+    const int tag = dwarf_tag(type);
+    if (current.kind != Location::Kind::Pieces ||
+        (tag != DW_TAG_pointer_type && tag != DW_TAG_reference_type && tag != DW_TAG_rvalue_reference_type))
+      return {};
+    Dwarf_Word size = 0;
+    if (dwarf_aggregate_size(type, &size) != 0 || size == 0) size = info_.arch() == insn::Arch::I386 ? 4 : 8;
+    auto settled = settle(current, size, path);
+    if (!settled) return settled.error();
+    current = *settled;
+    return {};
+  }
+
   // A C++ reference is a pointer read for you.
   bool follow_reference(Location& current, Dwarf_Die& type) {
     for (int hops = 0; hops < 4; ++hops) {
@@ -307,7 +334,7 @@ class Compiler {
       if (tag != DW_TAG_reference_type && tag != DW_TAG_rvalue_reference_type) return true;
       auto pointer = value_text(current, "reference");
       if (!pointer) return false;
-      current = Location{Location::Kind::Memory, *pointer, 0, std::nullopt, 0};
+      current = Location{Location::Kind::Memory, *pointer, 0, std::nullopt, 0, nullptr};
       if (!type_of(&type, &type) || !strip_type(&type)) return false;
     }
     return true;
@@ -397,6 +424,8 @@ class Compiler {
         }
         return deref_text(location.offset, location.base);
       }
+      case Location::Kind::Pieces:
+        return make_error(fmt::format("'{}' is split into pieces (DW_OP_piece): name a part of it", what));
     }
     return make_error("unknown location");
   }
@@ -453,17 +482,17 @@ class Compiler {
       if (atom >= DW_OP_reg0 && atom <= DW_OP_reg31) {
         auto name = register_text(atom - DW_OP_reg0);
         if (!name) return name.error();
-        top = Location{Location::Kind::Register, *name, 0, std::nullopt, 0};
+        top = Location{Location::Kind::Register, *name, 0, std::nullopt, 0, nullptr};
       } else if (atom == DW_OP_regx) {
         auto name = register_text(static_cast<unsigned>(op.number));
         if (!name) return name.error();
-        top = Location{Location::Kind::Register, *name, 0, std::nullopt, 0};
+        top = Location{Location::Kind::Register, *name, 0, std::nullopt, 0, nullptr};
       } else if ((atom >= DW_OP_breg0 && atom <= DW_OP_breg31) || atom == DW_OP_bregx) {
         const unsigned number = atom == DW_OP_bregx ? static_cast<unsigned>(op.number) : atom - DW_OP_breg0;
         const int64_t offset = static_cast<int64_t>(atom == DW_OP_bregx ? op.number2 : op.number);
         auto name = register_text(number);
         if (!name) return name.error();
-        top = Location{Location::Kind::Value, *name, offset, std::nullopt, 0};
+        top = Location{Location::Kind::Value, *name, offset, std::nullopt, 0, nullptr};
       } else if (atom == DW_OP_fbreg) {
         if (top) return make_error("DW_OP_fbreg after another operation");
         auto base = frame_base();
@@ -472,13 +501,13 @@ class Compiler {
         top = *base;
         top->offset += static_cast<int64_t>(op.number);
       } else if (atom == DW_OP_addr) {
-        top = Location{Location::Kind::Value, "", 0, op.number, 0};
+        top = Location{Location::Kind::Value, "", 0, op.number, 0, nullptr};
       } else if (atom == DW_OP_deref && top && top->kind == Location::Kind::Value) {
         Location address = *top;
         address.kind = Location::Kind::Memory;
         auto text = value_text(address, "the address");
         if (!text) return text.error();
-        top = Location{Location::Kind::Value, *text, 0, std::nullopt, 0};
+        top = Location{Location::Kind::Value, *text, 0, std::nullopt, 0, nullptr};
       } else if (atom == DW_OP_plus_uconst && top && top->kind == Location::Kind::Value) {
         top->offset += static_cast<int64_t>(op.number);
       } else if (atom == DW_OP_stack_value) {
@@ -488,7 +517,7 @@ class Compiler {
                  (atom >= DW_OP_const1u && atom <= DW_OP_const8s)) {
         if (top) return make_error("a constant after another operation");
         const uint64_t value = atom >= DW_OP_lit0 && atom <= DW_OP_lit31 ? atom - DW_OP_lit0 : op.number;
-        top = Location{Location::Kind::Constant, "", 0, std::nullopt, value};
+        top = Location{Location::Kind::Constant, "", 0, std::nullopt, value, nullptr};
       } else if (atom == DW_OP_implicit_value) {
         return make_error("it is an implicit value (DW_OP_implicit_value), which is not read from the process");
       } else if (atom == DW_OP_piece) {
@@ -496,9 +525,10 @@ class Compiler {
         if (i + 1 == count && top) break;
         return make_error("it is split into pieces in several places (DW_OP_piece)");
       } else if (atom == DW_OP_entry_value || atom == DW_OP_GNU_entry_value) {
-        return make_error(
-            "its value is only known as what a register held at the function's entry (DW_OP_entry_value), which the "
-            "process no longer has here");
+        if (top) return make_error("DW_OP_entry_value after another operation");
+        auto entry = entry_value(op);
+        if (!entry) return entry.error();
+        top = *entry;
       } else if (atom == DW_OP_call_frame_cfa) {
         auto cfa = frame_address();
         if (!cfa) return cfa.error();
@@ -512,6 +542,124 @@ class Compiler {
     return *top;
   }
 
+  // The out-of-line function's first instruction: nothing of it has run, so every register
+  // still holds what it held at the entry. (An inlined copy's entry is not that: DWARF's entry
+  // value is the physical frame's, and the caller's code before the copy may have changed it.)
+  std::optional<uint64_t> function_entry() {
+    for (int i = 0; i < scopes_.count; ++i) {
+      if (dwarf_tag(&scopes_.dies[i]) != DW_TAG_subprogram) continue;
+      Dwarf_Addr entry = 0;
+      if (dwarf_entrypc(&scopes_.dies[i], &entry) != 0) return std::nullopt;
+      return entry;
+    }
+    return std::nullopt;
+  }
+
+  // DW_OP_entry_value(DW_OP_regN): register N as the function's entry had it, which is register
+  // N itself only at that entry.
+  Result<Location> entry_value(const Dwarf_Op& op) {
+    Dwarf_Attribute block;
+    Dwarf_Op* inner = nullptr;
+    size_t inner_count = 0;
+    if (location_attribute_ == nullptr || dwarf_getlocation_attr(location_attribute_, &op, &block) != 0 ||
+        dwarf_getlocation(&block, &inner, &inner_count) != 0 || inner_count != 1 ||
+        !((inner[0].atom >= DW_OP_reg0 && inner[0].atom <= DW_OP_reg31) || inner[0].atom == DW_OP_regx))
+      return make_error("its value is what an expression gave at the function's entry (DW_OP_entry_value), which fetch "
+                        "arguments cannot express");
+    const unsigned number =
+        inner[0].atom == DW_OP_regx ? static_cast<unsigned>(inner[0].number) : inner[0].atom - DW_OP_reg0;
+    auto name = register_text(number);
+    if (!name) return name.error();
+    const std::optional<uint64_t> entry = function_entry();
+    if (!entry || *entry != pc_)
+      return make_error(fmt::format(
+          "its value is only known as what {} held at its function's entry{} (DW_OP_entry_value), which the process no "
+          "longer has here: probe that entry to read it",
+          *name, entry ? fmt::format(" ({:#x})", *entry) : std::string()));
+    return Location{Location::Kind::Value, *name, 0, std::nullopt, 0, nullptr};
+  }
+
+  // A location split by DW_OP_piece: each piece evaluated on its own (a piece that cannot be
+  // read only matters if the value asked for lies in it).
+  Result<Location> evaluate_pieces(Dwarf_Op* ops, size_t count) {
+    auto pieces = std::make_shared<std::vector<Piece>>();
+    uint64_t offset = 0;
+    size_t start = 0;
+    for (size_t i = 0; i < count; ++i) {
+      if (ops[i].atom == DW_OP_bit_piece) return make_error("it is split into bit pieces (DW_OP_bit_piece)");
+      if (ops[i].atom != DW_OP_piece) continue;
+      Piece piece;
+      piece.offset = offset;
+      piece.size = ops[i].number;
+      if (i == start) {
+        piece.why_not = "that part of it is optimised out here";
+      } else {
+        auto where = evaluate(ops + start, i - start, true);
+        if (where) piece.where = *where;
+        else piece.why_not = where.error().message;
+      }
+      pieces->push_back(std::move(piece));
+      offset += ops[i].number;
+      start = i + 1;
+    }
+    if (start != count) return make_error("operations after its last DW_OP_piece");
+    Location location;
+    location.kind = Location::Kind::Pieces;
+    location.pieces = std::move(pieces);
+    return location;
+  }
+
+  // The plain location of `size` bytes at `current.offset` of a split variable: the one piece
+  // that holds them all.
+  Result<Location> settle(const Location& current, uint64_t size, const std::string& path) const {
+    if (current.kind != Location::Kind::Pieces) return current;
+    const uint64_t begin = static_cast<uint64_t>(current.offset);
+    const uint64_t end = begin + size;
+    std::vector<std::string> touched;
+    for (const Piece& piece : *current.pieces) {
+      if (piece.offset + piece.size <= begin || piece.offset >= end) continue;
+      touched.push_back(fmt::format("{}-{}", piece.offset, piece.offset + piece.size));
+      if (piece.offset > begin || piece.offset + piece.size < end) continue;
+      if (!piece.where)
+        return make_error(fmt::format("'{}' (bytes {}-{} of the variable, in its piece {}-{}): {}", path, begin, end,
+                                      piece.offset, piece.offset + piece.size, piece.why_not));
+      Location where = *piece.where;
+      const uint64_t within = begin - piece.offset;
+      if (within == 0) return where;
+      switch (where.kind) {
+        case Location::Kind::Memory: where.offset += static_cast<int64_t>(within); return where;
+        case Location::Kind::Constant: where.constant = within >= 8 ? 0 : where.constant >> (within * 8); return where;
+        default:
+          return make_error(fmt::format("'{}' is byte {} onwards of the register piece {} of the variable, which fetch "
+                                        "arguments cannot shift out",
+                                        path, within, where.base));
+      }
+    }
+    if (touched.empty()) return make_error(fmt::format("'{}' is outside the pieces of the variable", path));
+    return make_error(fmt::format("'{}' (bytes {}-{} of the variable) straddles its pieces {} (DW_OP_piece), which one "
+                                  "fetch argument cannot join",
+                                  path, begin, end, fmt::join(touched, ", ")));
+  }
+
+  // Where `path` is evaluable: the ranges of its location list that do not need an entry value.
+  std::string available_ranges(Dwarf_Attribute* attribute) {
+    std::vector<std::string> ranges;
+    Dwarf_Addr base = 0, begin = 0, end = 0;
+    ptrdiff_t offset = 0;
+    Dwarf_Op* range_ops = nullptr;
+    size_t range_count = 0;
+    for (int guard = 0; guard < 64; ++guard) {
+      offset = dwarf_getlocations(attribute, offset, &base, &begin, &end, &range_ops, &range_count);
+      if (offset <= 0) break;
+      bool needs_entry = false;
+      for (size_t i = 0; i < range_count; ++i)
+        needs_entry = needs_entry || range_ops[i].atom == DW_OP_entry_value || range_ops[i].atom == DW_OP_GNU_entry_value;
+      const bool everywhere = begin == 0 && end == static_cast<Dwarf_Addr>(-1);  // a single expression, not a list
+      if (range_count != 0 && end > begin && !needs_entry && !everywhere) ranges.push_back(fmt::format("{:#x}-{:#x}", begin, end));
+    }
+    return ranges.empty() ? std::string() : fmt::format("; it has a location at {}", fmt::join(ranges, ", "));
+  }
+
   Result<Location> variable_location(Dwarf_Die* variable, const std::string& name) {
     Dwarf_Attribute storage;
     Dwarf_Attribute* attribute = dwarf_attr_integrate(variable, DW_AT_location, &storage);
@@ -520,29 +668,24 @@ class Compiler {
       Dwarf_Attribute* constant = dwarf_attr_integrate(variable, DW_AT_const_value, &constant_storage);
       Dwarf_Sword value = 0;
       if (constant != nullptr && dwarf_formsdata(constant, &value) == 0)
-        return Location{Location::Kind::Constant, "", 0, std::nullopt, static_cast<uint64_t>(value)};
+        return Location{Location::Kind::Constant, "", 0, std::nullopt, static_cast<uint64_t>(value), nullptr};
       return make_error(fmt::format("'{}' is optimised out (it has no location anywhere)", name));
     }
     Dwarf_Op* ops = nullptr;
     size_t count = 0;
     const int found = dwarf_getlocation_addr(attribute, pc_, &ops, &count, 1);
     if (found <= 0 || count == 0) {
-      std::vector<std::string> ranges;
-      Dwarf_Addr base = 0, begin = 0, end = 0;
-      ptrdiff_t offset = 0;
-      Dwarf_Op* range_ops = nullptr;
-      size_t range_count = 0;
-      for (int guard = 0; guard < 64; ++guard) {
-        offset = dwarf_getlocations(attribute, offset, &base, &begin, &end, &range_ops, &range_count);
-        if (offset <= 0) break;
-        if (range_count != 0 && end > begin) ranges.push_back(fmt::format("{:#x}-{:#x}", begin, end));
-      }
+      const std::string ranges = available_ranges(attribute);
       return make_error(fmt::format("'{}' is optimised out at {:#x}{}", name, pc_,
-                                    ranges.empty() ? std::string(" (it has no location anywhere)")
-                                                   : fmt::format("; it has a location at {}", fmt::join(ranges, ", "))));
+                                    ranges.empty() ? std::string(" (it has no location anywhere)") : ranges));
     }
-    auto location = evaluate(ops, count, true);
-    if (!location) return make_error(fmt::format("'{}' at {:#x}: {}", name, pc_, location.error().message));
+    location_attribute_ = attribute;
+    bool split = false;
+    for (size_t i = 0; i + 1 < count; ++i) split = split || ops[i].atom == DW_OP_piece || ops[i].atom == DW_OP_bit_piece;
+    auto location = split ? evaluate_pieces(ops, count) : evaluate(ops, count, true);
+    location_attribute_ = nullptr;
+    if (!location)
+      return make_error(fmt::format("'{}' at {:#x}: {}{}", name, pc_, location.error().message, available_ranges(attribute)));
     return location;
   }
 
@@ -563,6 +706,16 @@ class Compiler {
     CompiledVariable out;
     out.name = default_name(path);
     if (!strip_type(&type)) return fail(request, fmt::format("'{}' has type void", path));
+    const int whole_tag = dwarf_tag(&type);
+    const bool aggregate =
+        whole_tag == DW_TAG_structure_type || whole_tag == DW_TAG_class_type || whole_tag == DW_TAG_union_type;
+    if (current.kind == Location::Kind::Pieces && bit_size == 0 && !aggregate) {  // a whole struct: name a member
+      Dwarf_Word size = 0;
+      if (dwarf_aggregate_size(&type, &size) != 0 || size == 0) return fail(request, fmt::format("'{}' has no size", path));
+      auto settled = settle(current, size, path);
+      if (!settled) return fail(request, settled.error().message);
+      current = *settled;
+    }
     if (!follow_reference(current, type)) return fail(request, fmt::format("'{}' cannot be read", path));
     const int tag = dwarf_tag(&type);
     const bool wants_string = request.type && (*request.type == "string" || *request.type == "ustring");
@@ -590,6 +743,9 @@ class Compiler {
       if (shift + bit_size > container_bits)
         return fail(request, fmt::format("the bitfield '{}' straddles its container", path));
       current.offset += static_cast<int64_t>(start);
+      auto settled = settle(current, container, path);
+      if (!settled) return fail(request, settled.error().message);
+      current = *settled;
       auto text = value_text(current, path);
       if (!text) return fail(request, text.error().message);
       out.fetcharg = *text;
@@ -655,6 +811,7 @@ class Compiler {
   uint64_t pc_;
   const StaticAddressWriter& static_address_;
   ScopeList scopes_;
+  Dwarf_Attribute* location_attribute_ = nullptr;  // the variable's, while its location is evaluated
 };
 
 }  // namespace
