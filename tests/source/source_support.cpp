@@ -8,6 +8,7 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <vector>
 
 namespace xprobe::testing {
 
@@ -55,26 +56,40 @@ std::vector<std::string> gdb_values_per_hit(const std::string& binary, const std
   return hits;
 }
 
-uint64_t address_of_file_offset(const std::string& binary, uint64_t offset) {
+namespace {
+
+struct LoadSegment {
+  uint64_t file_offset;
+  uint64_t vaddr;
+  uint64_t file_size;
+};
+
+// The binary's PT_LOAD segments as readelf (the oracle, not xprobe's ELF reader) lists them.
+std::vector<LoadSegment> load_segments(const std::string& binary) {
   const std::string text = shell_output("readelf -lW " + binary);
   static const std::regex load(R"(LOAD\s+(0x[0-9a-f]+)\s+(0x[0-9a-f]+)\s+0x[0-9a-f]+\s+(0x[0-9a-f]+))");
+  std::vector<LoadSegment> segments;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), load); it != std::sregex_iterator(); ++it) {
-    const uint64_t file = std::stoull((*it)[1].str(), nullptr, 16);
-    const uint64_t vaddr = std::stoull((*it)[2].str(), nullptr, 16);
-    const uint64_t size = std::stoull((*it)[3].str(), nullptr, 16);
-    if (offset >= file && offset < file + size) return vaddr + (offset - file);
+    segments.push_back({std::stoull((*it)[1].str(), nullptr, 16), std::stoull((*it)[2].str(), nullptr, 16),
+                        std::stoull((*it)[3].str(), nullptr, 16)});
+  }
+  return segments;
+}
+
+}  // namespace
+
+uint64_t address_of_file_offset(const std::string& binary, uint64_t offset) {
+  for (const LoadSegment& segment : load_segments(binary)) {
+    if (offset >= segment.file_offset && offset < segment.file_offset + segment.file_size)
+      return segment.vaddr + (offset - segment.file_offset);
   }
   return 0;
 }
 
 uint64_t file_offset_of_address(const std::string& binary, uint64_t address) {
-  const std::string text = shell_output("readelf -lW " + binary);
-  static const std::regex load(R"(LOAD\s+(0x[0-9a-f]+)\s+(0x[0-9a-f]+)\s+0x[0-9a-f]+\s+(0x[0-9a-f]+))");
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), load); it != std::sregex_iterator(); ++it) {
-    const uint64_t file = std::stoull((*it)[1].str(), nullptr, 16);
-    const uint64_t vaddr = std::stoull((*it)[2].str(), nullptr, 16);
-    const uint64_t size = std::stoull((*it)[3].str(), nullptr, 16);
-    if (address >= vaddr && address < vaddr + size) return file + (address - vaddr);
+  for (const LoadSegment& segment : load_segments(binary)) {
+    if (address >= segment.vaddr && address < segment.vaddr + segment.file_size)
+      return segment.file_offset + (address - segment.vaddr);
   }
   return 0;
 }
