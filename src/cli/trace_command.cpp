@@ -16,6 +16,7 @@ namespace {
 struct TraceOptions {
   std::vector<std::string> definitions;  // -e
   std::vector<std::string> files;        // -f
+  std::vector<std::string> filters;      // --filter
   pid_t pid = 0;                         // -p
   std::string output;                    // -o
   std::string format{trace::default_output_format().name};
@@ -67,6 +68,7 @@ int run_trace(const TraceOptions& options, const std::vector<std::string>& progr
   config.engine = options.engine;
   config.follow_fork = options.follow_fork;
   config.irq_info = !options.no_irq_info;
+  config.filters = options.filters;
   StderrDiagnostics diagnostics(options.summary);
   return session::run_trace_session(config, diagnostics);
 }
@@ -83,6 +85,12 @@ CommandRunner add_trace_command(CLI::App& app, const std::vector<std::string>& p
   cmd->add_option("-f,--file", options->files,
                   "a file of probe definitions, one per line ('#' comments); repeatable.\n  -f probes.txt")
       ->type_name("FILE");
+  cmd->add_option("--filter", options->filters,
+                  "an event's filter in the kernel's grammar (events.rst, \"Event filtering\"): its arguments by name, "
+                  "common_pid, comm, cpu; == != < <= > >= & on numbers, == != ~ (glob) on strings, && || ! ( ); "
+                  "only hits that pass become events. A definition may also end in 'if EXPR'. Repeatable.\n"
+                  "  --filter 'mem/malloc:size >= 4096 && comm ~ \"py*\"'")
+      ->type_name("GRP/EVENT:EXPR");
   cmd->add_option("-p,--pid", options->pid, "attach to this running process (every thread) instead of starting one.\n"
                                              "  -p $(pidof nginx)")
       ->type_name("PID");

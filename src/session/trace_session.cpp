@@ -15,6 +15,7 @@
 #include <functional>
 #include <initializer_list>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -23,6 +24,8 @@
 #include <fmt/format.h>
 
 #include "arch/registry.h"
+#include "probe/filter/trailing_filter.h"
+#include "session/event_filters.h"
 #include "session/jump_candidate.h"
 #include "support/regular_file.h"
 #include "session/live_fetch.h"
@@ -70,6 +73,7 @@ struct PlantedProbe {
   bool is_return = false;
   uint32_t max_active = 0;
   bool jumped = false;  // a jump-optimized probe (else a breakpoint of the trap engine)
+  EventFilters::Filter filter;  // null: every hit is an event
 };
 
 class TraceSession final : public supervisor::Participant, public probe::engine::ReturnSiteHost {
@@ -101,6 +105,15 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
 
  private:
   bool parse_definitions();
+  // The --filter options and the definitions' `if EXPR`, checked against the events they name.
+  bool set_filters();
+  // Whether the probe's filter lets this event through.
+  bool passes_filter(const PlantedProbe& probe, const trace::EventRecord& record) const;
+  void filter_refused(const std::string& context, const probe::filter::FilterError& error) {
+    std::string rendered = error.render();
+    if (!rendered.empty() && rendered.back() == '\n') rendered.pop_back();
+    this->error(fmt::format("{}: the filter is refused:\n{}", context, rendered));
+  }
   bool check_named_binaries();
   void report_unmatched();
   bool open_output();
@@ -168,6 +181,9 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   const SessionConfig& options_;
   Diagnostics& diagnostics_;
   std::vector<probe::ProbeDefinition> definitions_;
+  // A definition's trailing `if EXPR`, by its command (a glob without a name is several events).
+  std::map<std::string, std::string> definition_filters_;
+  EventFilters filters_;
   std::vector<size_t> pending_;  // indices into definitions_
   insn::Arch definitions_arch_ = insn::Arch::X86_64;  // what definitions_ were parsed for
   std::unique_ptr<target::Process> process_;
@@ -215,7 +231,9 @@ bool TraceSession::parse_definitions() {
   // definitions first.
   SourceExpansion sources(options_.pid != 0 ? read_link(fmt::format("/proc/{}/exe", options_.pid))
                                             : program_path(options_.command.empty() ? "" : options_.command.front()));
-  auto parse_line = [&](std::string_view line, const std::string& file, size_t line_number) {
+  auto parse_line = [&](std::string_view whole_line, const std::string& file, size_t line_number) {
+    const probe::filter::DefinitionAndFilter split = probe::filter::split_trailing_filter(whole_line);
+    const std::string_view line = split.definition;
     auto expanded = sources.expand(line);
     if (!expanded) {
       error(file.empty() ? expanded.error().message
@@ -234,6 +252,7 @@ bool TraceSession::parse_definitions() {
         return false;
       }
       if (!file.empty()) result->line = line_number;
+      if (split.filter) definition_filters_[result->command] = *split.filter;
       parsed.push_back(std::move(result.value()));
     }
     return true;
@@ -276,7 +295,58 @@ bool TraceSession::parse_definitions() {
     return false;
   }
   for (size_t i = 0; i < definitions_.size(); ++i) pending_.push_back(i);
-  return check_named_binaries();
+  return check_named_binaries() && set_filters();
+}
+
+bool TraceSession::set_filters() {
+  // A definition's own `if` first, then --filter in order: the last one given wins.
+  for (const probe::ProbeDefinition& definition : definitions_) {
+    auto text = definition_filters_.find(definition.command);
+    if (text == definition_filters_.end() || definition.event.empty()) continue;
+    const trace::EventDescription event = trace::describe_event(definition);
+    if (auto refused = filters_.set(event, text->second)) {
+      filter_refused(fmt::format("'{}'", definition.command), *refused);
+      return false;
+    }
+  }
+  for (const std::string& option : options_.filters) {
+    const size_t colon = option.find(':');
+    if (colon == std::string::npos || colon == 0) {
+      report(Severity::Usage, fmt::format("--filter '{}': give GRP/EVENT:EXPR", option));
+      return false;
+    }
+    const std::string name = option.substr(0, colon), text = option.substr(colon + 1);
+    bool found = false, unnamed_globs = false;
+    for (const probe::ProbeDefinition& definition : definitions_) {
+      unnamed_globs = unnamed_globs || definition.event.empty();
+      if (definition.event.empty()) continue;
+      const bool named = name.find('/') == std::string::npos ? definition.event == name
+                                                              : definition.group + "/" + definition.event == name;
+      if (!named) continue;
+      found = true;
+      if (auto refused = filters_.set(trace::describe_event(definition), text)) {
+        filter_refused(fmt::format("--filter '{}'", option), *refused);
+        return false;
+      }
+    }
+    if (found) continue;
+    if (!unnamed_globs || name.find('/') == std::string::npos) {
+      error(fmt::format("--filter '{}': no event {} is defined", option, name));
+      return false;
+    }
+    filters_.set_text(name, text);  // an event a glob makes: checked when it is planted
+  }
+  filters_.on_change([this](const std::string& group_event) {
+    for (PlantedProbe& planted : planted_) {
+      const trace::EventDescription& event = catalog_[planted.catalog_id];
+      if (group_event_of(event) == group_event) planted.filter = filters_.filter_for(event);
+    }
+  });
+  return true;
+}
+
+bool TraceSession::passes_filter(const PlantedProbe& probe, const trace::EventRecord& record) const {
+  return !probe.filter || probe.filter->matches(filter_inputs(record, probe.is_return));
 }
 
 // A BINARY given as a path must exist and be an object of the traced architecture: said now,
@@ -528,7 +598,17 @@ bool TraceSession::plant_pending(bool strict) {
         continue;
       }
     }
+    if (auto text = definition_filters_.find(definition.command); text != definition_filters_.end())
+      if (filters_.file_text(group_event_of(catalog_.back())) == "none") filters_.set_text(group_event_of(catalog_.back()), text->second);
+    std::optional<probe::filter::FilterError> refused_filter;
+    EventFilters::Filter filter = filters_.filter_for(catalog_.back(), &refused_filter);
+    if (refused_filter) {
+      filter_refused(fmt::format("event {}", group_event_of(catalog_.back())), *refused_filter);
+      if (strict) return false;
+      continue;
+    }
     PlantedProbe& planted = planted_.emplace_back();
+    planted.filter = std::move(filter);
     planted.catalog_id = catalog_id;
     planted.plan = std::move(item.plan);
     planted.address = item.point.address;
@@ -737,7 +817,8 @@ trace::EventRecord TraceSession::fetch_event(const PlantedProbe& probe, const pr
 
 void TraceSession::on_hit(const PlantedProbe& probe, const probe::engine::HitContext& context) {
   if (jump_engine_) jump_engine_->drain();  // earlier jump-probe events first
-  emit(fetch_event(probe, context, std::nullopt, {}));
+  trace::EventRecord record = fetch_event(probe, context, std::nullopt, {});
+  if (passes_filter(probe, record)) emit(std::move(record));
 }
 
 void TraceSession::on_record(const PlantedProbe& probe, const probe::AgentRecord& agent_record, uint64_t timestamp_ns) {
@@ -755,7 +836,7 @@ void TraceSession::on_record(const PlantedProbe& probe, const probe::AgentRecord
     record.function_address = probe.address;
   }
   record.values = probe::replay_agent_record(probe.plan, agent_record, record.comm);
-  emit(std::move(record));
+  if (passes_filter(probe, record)) emit(std::move(record));
 }
 
 void TraceSession::on_missed(const PlantedProbe& probe, uint64_t count) {
@@ -823,7 +904,7 @@ void TraceSession::emit_return(const PlantedProbe& probe, const probe::engine::H
   trace::EventRecord record = fetch_event(probe, at_return, return_address, saved);
   record.address = return_address;
   record.function_address = function;
-  emit(std::move(record));
+  if (passes_filter(probe, record)) emit(std::move(record));
 }
 
 void TraceSession::emit(trace::EventRecord&& record) {

@@ -36,6 +36,9 @@ struct SessionConfig {
   EngineChoice engine = EngineChoice::Auto;
   bool follow_fork = false;  // trace forked children too (with breakpoints)
   bool irq_info = true;      // ftrace's flags column
+  // --filter 'GRP/EVENT:EXPR': the kernel's event filter grammar (probe/filter/event_filter.h);
+  // a later one for the same event replaces an earlier one (and a definition's `if EXPR`).
+  std::vector<std::string> filters;
 };
 
 // Runs the whole session. Returns the exit status for xprobe: the program's own when it ran to

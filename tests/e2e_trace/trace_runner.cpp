@@ -164,7 +164,8 @@ uint64_t file_offset_of(const std::string& elf_path, const std::string& symbol) 
   return 0;
 }
 
-KernelRun run_under_kernel_uprobes(const std::vector<std::string>& definitions, const std::vector<std::string>& command) {
+KernelRun run_under_kernel_uprobes(const std::vector<std::string>& definitions, const std::vector<std::string>& command,
+                                   const std::map<std::string, std::string>& filters) {
   KernelRun run;
   auto tracefs = KernelTracefs::open(&run.skip_reason);
   if (!tracefs) return run;
@@ -176,6 +177,13 @@ KernelRun run_under_kernel_uprobes(const std::vector<std::string>& definitions, 
   for (const std::string& definition : definitions) {
     if (!tracefs->define(definition)) {
       run.skip_reason = "the kernel refused: " + definition + "\n" + tracefs->error_log();
+      return run;
+    }
+  }
+  for (const auto& [event, filter] : filters) {
+    std::string readback;
+    if (!tracefs->set_filter(event, filter, &readback)) {
+      run.skip_reason = "the kernel refused the filter of " + event + ":\n" + readback;
       return run;
     }
   }

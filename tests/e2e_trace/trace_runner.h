@@ -45,7 +45,10 @@ struct KernelRun {
   int exit_status = -1;
   std::vector<TraceEvent> events;
 };
-KernelRun run_under_kernel_uprobes(const std::vector<std::string>& definitions, const std::vector<std::string>& command);
+// `filters`: GROUP/EVENT -> the filter written to that event's filter file (refused: skip_reason
+// says so, with the kernel's error block).
+KernelRun run_under_kernel_uprobes(const std::vector<std::string>& definitions, const std::vector<std::string>& command,
+                                   const std::map<std::string, std::string>& filters = {});
 
 std::string read_text_file(const std::string& path);
 

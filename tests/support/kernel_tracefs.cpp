@@ -112,6 +112,15 @@ bool KernelTracefs::undefine(const std::string& group_event) {
 
 std::string KernelTracefs::error_log() const { return read_all(root_ + "/error_log"); }
 
+bool KernelTracefs::set_filter(const std::string& group_event, const std::string& filter, std::string* readback) {
+  const std::string path = instance_ + "/events/" + group_event + "/filter";
+  // A refused write leaves the old filter in place: clear it first, so the readback is this one's.
+  write_once(path, "0", false);
+  const bool accepted = write_once(path, filter, false);
+  if (readback) *readback = read_all(path);
+  return accepted;
+}
+
 bool KernelTracefs::enable_group(const std::string& group, bool on) {
   if (on && std::find(enabled_groups_.begin(), enabled_groups_.end(), group) == enabled_groups_.end())
     enabled_groups_.push_back(group);

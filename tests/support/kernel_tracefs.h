@@ -31,6 +31,9 @@ class KernelTracefs {
   // Writes "-:GROUP/EVENT" (disabling it in the instance first).
   bool undefine(const std::string& group_event);
   std::string error_log() const;
+  // Writes `filter` to the instance's events/GROUP/EVENT/filter; `readback` (if given) gets
+  // what the file shows then (the filter, or the kernel's error block). False when refused.
+  bool set_filter(const std::string& group_event, const std::string& filter, std::string* readback = nullptr);
 
   // In the instance: enables every event of `group`, sets its buffer size, clears or reads it.
   bool enable_group(const std::string& group, bool on = true);

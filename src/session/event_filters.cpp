@@ -1,0 +1,60 @@
+#include "session/event_filters.h"
+
+namespace xprobe::session {
+
+std::string group_event_of(const trace::EventDescription& event) { return event.group + "/" + event.event; }
+
+probe::filter::FilterResult parse_filter_for(const trace::EventDescription& event, std::string_view text) {
+  return probe::filter::parse_event_filter(
+      text, probe::filter::event_fields(event.argument_names, event.argument_types, event.is_return));
+}
+
+probe::filter::FilterInputs filter_inputs(const trace::EventRecord& record, bool is_return) {
+  probe::filter::FilterInputs inputs;
+  inputs.values = record.values;
+  inputs.tid = record.tid;
+  inputs.comm = record.comm;
+  inputs.cpu = record.cpu;
+  inputs.probe_address = is_return ? record.function_address.value_or(0) : record.address;
+  inputs.return_address = is_return ? record.address : 0;
+  return inputs;
+}
+
+std::optional<probe::filter::FilterError> EventFilters::set(const trace::EventDescription& event, std::string_view text) {
+  const std::string name = group_event_of(event);
+  if (probe::filter::clears_filter(text)) {
+    texts_.erase(name);
+    parsed_.erase(name);
+  } else {
+    probe::filter::FilterResult result = parse_filter_for(event, text);
+    if (!result) return result.error();
+    texts_[name] = result.value().text();
+    parsed_[name] = std::make_shared<const probe::filter::EventFilter>(std::move(result.value()));
+  }
+  if (changed_) changed_(name);
+  return std::nullopt;
+}
+
+EventFilters::Filter EventFilters::filter_for(const trace::EventDescription& event,
+                                              std::optional<probe::filter::FilterError>* refused) {
+  const std::string name = group_event_of(event);
+  if (auto found = parsed_.find(name); found != parsed_.end()) return found->second;
+  auto text = texts_.find(name);
+  if (text == texts_.end()) return nullptr;
+  if (probe::filter::clears_filter(text->second)) return nullptr;
+  probe::filter::FilterResult result = parse_filter_for(event, text->second);
+  if (!result) {
+    if (refused) *refused = result.error();
+    return nullptr;
+  }
+  Filter filter = std::make_shared<const probe::filter::EventFilter>(std::move(result.value()));
+  parsed_[name] = filter;
+  return filter;
+}
+
+std::string EventFilters::file_text(const std::string& group_event) const {
+  auto text = texts_.find(group_event);
+  return text == texts_.end() ? "none" : text->second;
+}
+
+}  // namespace xprobe::session
