@@ -17,6 +17,9 @@ struct TraceOptions {
   std::vector<std::string> definitions;  // -e
   std::vector<std::string> files;        // -f
   std::vector<std::string> filters;      // --filter
+  std::vector<session::SessionConfig::AggregationOption> aggregations;  // in the order given
+  unsigned interval = 0;
+  bool clear = false;
   pid_t pid = 0;                         // -p
   std::string output;                    // -o
   std::string format{trace::default_output_format().name};
@@ -69,6 +72,9 @@ int run_trace(const TraceOptions& options, const std::vector<std::string>& progr
   config.follow_fork = options.follow_fork;
   config.irq_info = !options.no_irq_info;
   config.filters = options.filters;
+  config.aggregations = options.aggregations;
+  config.interval_seconds = options.interval;
+  config.clear_each_interval = options.clear;
   StderrDiagnostics diagnostics(options.summary);
   return session::run_trace_session(config, diagnostics);
 }
@@ -91,6 +97,39 @@ CommandRunner add_trace_command(CLI::App& app, const std::vector<std::string>& p
                   "only hits that pass become events. A definition may also end in 'if EXPR'. Repeatable.\n"
                   "  --filter 'mem/malloc:size >= 4096 && comm ~ \"py*\"'")
       ->type_name("GRP/EVENT:EXPR");
+  // Each aggregation option keeps its place among the others: they print in that order.
+  auto aggregation = [&](const char* name, trace::SummaryKind kind, const char* help, const char* type) {
+    cmd->add_option_function<std::vector<std::string>>(
+           name,
+           [options, kind](const std::vector<std::string>& values) {
+             for (const std::string& value : values) options->aggregations.push_back({kind, value});
+           },
+           help)
+        ->type_name(type);
+  };
+  aggregation("--hist", trace::SummaryKind::Hist,
+              "the kernel's hist trigger on an event (histogram.rst; keys .hex .sym .sym-offset .execname .log2 "
+              ".buckets=N, vals, sort, size), printed as its hist file; or GRP/EVENT:FIELD[:KEY] for bpftrace's "
+              "hist() of a field. The event's hits are aggregated instead of printed. Repeatable.\n"
+              "  --hist 'mem/malloc:hist:keys=size.log2:sort=size'   --hist 'mem/malloc:size'",
+              "GRP/EVENT:hist:...|GRP/EVENT:FIELD[:KEY]");
+  aggregation("--count", trace::SummaryKind::Count, "bpftrace's count() of an event's hits, by KEY if given.\n  --count 'mem/malloc:comm'",
+              "GRP/EVENT[:KEY]");
+  aggregation("--lhist", trace::SummaryKind::Lhist, "bpftrace's lhist(): linear buckets of a field.\n  --lhist 'mem/malloc:size:0:4096:512'",
+              "GRP/EVENT:FIELD:MIN:MAX:STEP");
+  aggregation("--sum", trace::SummaryKind::Sum, "bpftrace's sum() of a field, by KEY if given.\n  --sum 'io/read:count:comm'",
+              "GRP/EVENT:FIELD[:KEY]");
+  aggregation("--avg", trace::SummaryKind::Avg, "bpftrace's avg() of a field.\n  --avg 'mem/malloc:size'", "GRP/EVENT:FIELD[:KEY]");
+  aggregation("--min", trace::SummaryKind::Min, "bpftrace's min() of a field.\n  --min 'mem/malloc:size'", "GRP/EVENT:FIELD[:KEY]");
+  aggregation("--max", trace::SummaryKind::Max, "bpftrace's max() of a field.\n  --max 'mem/malloc:size'", "GRP/EVENT:FIELD[:KEY]");
+  aggregation("--latency", trace::SummaryKind::Latency,
+              "the time from entry to return of a return probe's calls, as bcc's funclatency prints it (log2 rows "
+              "in nsecs), by KEY if given (an argument, common_pid, comm).\n  --latency 'io/read_ret'",
+              "GRP/EVENT[:KEY]");
+  cmd->add_option("--interval", options->interval, "print the aggregations every SECONDS too (not only at the end).\n  --interval 1")
+      ->type_name("SECONDS")
+      ->check(CLI::Range(1u, 86400u));
+  cmd->add_flag("--clear", options->clear, "with --interval: empty the aggregations after each print.\n  --interval 1 --clear");
   cmd->add_option("-p,--pid", options->pid, "attach to this running process (every thread) instead of starting one.\n"
                                              "  -p $(pidof nginx)")
       ->type_name("PID");

@@ -169,6 +169,21 @@ Result<AgentCapture> compile_agent_capture(const ProbeFetchPlan& plan, bool is_r
   return capture;
 }
 
+Result<uint32_t> add_entry_clock(AgentCapture& capture) {
+  if (!capture.is_return) return make_error("only a return probe has a duration");
+  if (capture.saved_count >= agent::kMaxSavedWords)
+    return make_error(fmt::format("its entry saves {} words already: no room for the clock", capture.saved_count));
+  const uint32_t slot = capture.saved_count;
+  if (!capture.entry_ops.empty() && capture.entry_ops.back().code == agent::kOpEnd) capture.entry_ops.pop_back();
+  capture.entry_ops.push_back(op(agent::kOpClock));
+  capture.entry_ops.push_back(op(agent::kOpSave, 0, static_cast<uint8_t>(slot)));
+  capture.entry_ops.push_back(op(agent::kOpNextArgument));
+  capture.entry_ops.push_back(op(agent::kOpEnd));
+  capture.saved_count = slot + 1;
+  capture.max_record = (capture.max_record + 8 + 15) & ~uint32_t{15};  // the record carries the word
+  return slot;
+}
+
 namespace {
 
 std::vector<uint8_t> descriptor_bytes(const agent::AgentProbe& head, const std::vector<AgentOp>& ops) {
@@ -182,7 +197,7 @@ std::vector<uint8_t> descriptor_bytes(const agent::AgentProbe& head, const std::
 }  // namespace
 
 std::vector<uint8_t> agent_probe_descriptor(uint64_t ring, uint32_t probe_index, const AgentCapture& capture,
-                                            uint64_t returns, uint32_t max_active) {
+                                            uint64_t returns, uint32_t max_active, std::span<const uint8_t> filter) {
   agent::AgentProbe head{};
   head.ring = ring;
   head.returns = returns;
@@ -196,7 +211,14 @@ std::vector<uint8_t> agent_probe_descriptor(uint64_t ring, uint32_t probe_index,
   head.entry_ops = static_cast<uint32_t>(ops.size());
   ops.insert(ops.end(), capture.ops.begin(), capture.ops.end());
   head.op_count = static_cast<uint32_t>(ops.size());
-  return descriptor_bytes(head, ops);
+  if (filter.empty()) return descriptor_bytes(head, ops);
+  const size_t filter_at = (offsetof(agent::AgentProbe, ops) + ops.size() * sizeof(AgentOp) + 7) & ~size_t{7};
+  head.filter_offset = static_cast<uint32_t>(filter_at);
+  head.filter_bytes = static_cast<uint32_t>(filter.size());
+  std::vector<uint8_t> bytes = descriptor_bytes(head, ops);
+  bytes.resize(filter_at, 0);
+  bytes.insert(bytes.end(), filter.begin(), filter.end());
+  return bytes;
 }
 
 std::vector<uint8_t> agent_return_site_descriptor(uint64_t ring, uint64_t returns) {

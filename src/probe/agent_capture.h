@@ -30,10 +30,18 @@ struct AgentCapture {
 // the trampoline does not save, long string arrays, more saved arguments than a frame holds).
 Result<AgentCapture> compile_agent_capture(const ProbeFetchPlan& plan, bool is_return = false);
 
+// A return probe's entry saves the agent's clock too, in the frame word after its $argN, so
+// the return knows the call's duration. Its index in AgentRecord::saved, or why not (a frame
+// holds agent::kMaxSavedWords words).
+Result<uint32_t> add_entry_clock(AgentCapture& capture);
+
 // The AgentProbe descriptor (agent_abi.h) the trampoline hands the agent. `returns`: the
 // AgentReturnState, for return probes; `max_active` their outstanding frames at most.
+// `filter`: an agent::AgentFilter with its terms, steps and patterns (probe/filter), placed
+// after the ops.
 std::vector<uint8_t> agent_probe_descriptor(uint64_t ring, uint32_t probe_index, const AgentCapture& capture,
-                                            uint64_t returns = 0, uint32_t max_active = 0);
+                                            uint64_t returns = 0, uint32_t max_active = 0,
+                                            std::span<const uint8_t> filter = {});
 // The descriptor of a return site (agent::kKindReturnSite).
 std::vector<uint8_t> agent_return_site_descriptor(uint64_t ring, uint64_t returns);
 

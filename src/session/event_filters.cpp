@@ -1,23 +1,13 @@
 #include "session/event_filters.h"
 
+#include "trace/event_fields.h"
+
 namespace xprobe::session {
 
 std::string group_event_of(const trace::EventDescription& event) { return event.group + "/" + event.event; }
 
 probe::filter::FilterResult parse_filter_for(const trace::EventDescription& event, std::string_view text) {
-  return probe::filter::parse_event_filter(
-      text, probe::filter::event_fields(event.argument_names, event.argument_types, event.is_return));
-}
-
-probe::filter::FilterInputs filter_inputs(const trace::EventRecord& record, bool is_return) {
-  probe::filter::FilterInputs inputs;
-  inputs.values = record.values;
-  inputs.tid = record.tid;
-  inputs.comm = record.comm;
-  inputs.cpu = record.cpu;
-  inputs.probe_address = is_return ? record.function_address.value_or(0) : record.address;
-  inputs.return_address = is_return ? record.address : 0;
-  return inputs;
+  return probe::filter::parse_event_filter(text, trace::fields_of(event));
 }
 
 std::optional<probe::filter::FilterError> EventFilters::set(const trace::EventDescription& event, std::string_view text) {

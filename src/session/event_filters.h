@@ -19,8 +19,6 @@ namespace xprobe::session {
 // The filter's parse against `event`'s fields.
 probe::filter::FilterResult parse_filter_for(const trace::EventDescription& event, std::string_view text);
 
-// The values a filter looks at, from an event as the session built it.
-probe::filter::FilterInputs filter_inputs(const trace::EventRecord& record, bool is_return);
 
 class EventFilters {
  public:

@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "arch/registry.h"
+#include "probe/filter/agent_filter.h"
 #include "probe/filter/trailing_filter.h"
 #include "session/event_filters.h"
 #include "session/jump_candidate.h"
@@ -45,6 +46,8 @@
 #include "supervisor/supervisor.h"
 #include "target/process.h"
 #include "target/wait.h"
+#include "trace/aggregation/hist_trigger.h"
+#include "trace/event_fields.h"
 #include "trace/event_output.h"
 #include "trace/event_record.h"
 #include "trace/probe_statistics.h"
@@ -74,6 +77,16 @@ struct PlantedProbe {
   uint32_t max_active = 0;
   bool jumped = false;  // a jump-optimized probe (else a breakpoint of the trap engine)
   EventFilters::Filter filter;  // null: every hit is an event
+  std::vector<size_t> aggregations;  // indices into TraceSession::aggregations_: no event lines then
+  std::optional<uint32_t> entry_clock_slot;  // latency: the saved word with the entry's clock
+};
+
+// One --hist trigger or summary, for the events of one GROUP/EVENT.
+struct Aggregation {
+  std::string group_event;
+  std::optional<trace::HistTable> hist;
+  std::optional<trace::Summary> summary;
+  bool latency() const { return summary && summary->spec().kind == trace::SummaryKind::Latency; }
 };
 
 class TraceSession final : public supervisor::Participant, public probe::engine::ReturnSiteHost {
@@ -108,7 +121,16 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   // The --filter options and the definitions' `if EXPR`, checked against the events they name.
   bool set_filters();
   // Whether the probe's filter lets this event through.
-  bool passes_filter(const PlantedProbe& probe, const trace::EventRecord& record) const;
+  bool passes_filter(const PlantedProbe& probe, const trace::EventRecord& record);
+  // The aggregation options, checked against the events they name.
+  bool set_aggregations();
+  // Feeds the event to the probe's aggregations; false when it has none (print it then).
+  bool aggregate(const PlantedProbe& probe, const trace::EventRecord& record, uint64_t latency_ns);
+  std::string format_aggregations() const;
+  // --interval: prints (and with --clear empties) the aggregations when the interval is over.
+  void print_interval_if_due();
+  void on_idle() override { print_interval_if_due(); }
+  unsigned idle_interval_ms() const override { return options_.interval_seconds != 0 ? 100 : 0; }
   void filter_refused(const std::string& context, const probe::filter::FilterError& error) {
     std::string rendered = error.render();
     if (!rendered.empty() && rendered.back() == '\n') rendered.pop_back();
@@ -184,6 +206,8 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   // A definition's trailing `if EXPR`, by its command (a glob without a name is several events).
   std::map<std::string, std::string> definition_filters_;
   EventFilters filters_;
+  std::vector<Aggregation> aggregations_;
+  uint64_t next_interval_ns_ = 0;
   std::vector<size_t> pending_;  // indices into definitions_
   insn::Arch definitions_arch_ = insn::Arch::X86_64;  // what definitions_ were parsed for
   std::unique_ptr<target::Process> process_;
@@ -295,7 +319,100 @@ bool TraceSession::parse_definitions() {
     return false;
   }
   for (size_t i = 0; i < definitions_.size(); ++i) pending_.push_back(i);
-  return check_named_binaries() && set_filters();
+  return check_named_binaries() && set_filters() && set_aggregations();
+}
+
+bool TraceSession::set_aggregations() {
+  for (const SessionConfig::AggregationOption& option : options_.aggregations) {
+    const std::string name = trace::summary_event(option.text);
+    const probe::ProbeDefinition* named = nullptr;
+    for (const probe::ProbeDefinition& definition : definitions_) {
+      if (definition.event.empty()) continue;
+      if (name.find('/') == std::string::npos ? definition.event == name : definition.group + "/" + definition.event == name) {
+        named = &definition;
+        break;
+      }
+    }
+    if (named == nullptr) {
+      error(fmt::format("'{}': no event {} is defined (aggregations name an event with an explicit or derived name)",
+                        option.text, name));
+      return false;
+    }
+    const trace::EventDescription event = trace::describe_event(*named);
+    Aggregation aggregation;
+    aggregation.group_event = group_event_of(event);
+    const std::string rest = option.text.substr(std::min(option.text.size(), name.size() + 1));
+    if (option.kind == trace::SummaryKind::Hist && rest.starts_with("hist:")) {
+      auto spec = trace::parse_hist_trigger(rest, event);
+      if (!spec) {
+        error(fmt::format("--hist {}", spec.error().message));
+        return false;
+      }
+      aggregation.hist.emplace(std::move(*spec), event);
+    } else {
+      auto spec = trace::parse_summary(option.kind, option.text, event);
+      if (!spec) {
+        error(spec.error().message);
+        return false;
+      }
+      aggregation.summary.emplace(std::move(*spec));
+    }
+    aggregations_.push_back(std::move(aggregation));
+  }
+  return true;
+}
+
+bool TraceSession::aggregate(const PlantedProbe& probe, const trace::EventRecord& record, uint64_t latency_ns) {
+  if (probe.aggregations.empty()) return false;
+  for (size_t index : probe.aggregations) {
+    Aggregation& aggregation = aggregations_[index];
+    if (aggregation.hist) aggregation.hist->add(record, probe.is_return);
+    if (aggregation.summary) aggregation.summary->add(record, probe.is_return, latency_ns);
+  }
+  print_interval_if_due();
+  return true;
+}
+
+std::string TraceSession::format_aggregations() const {
+  std::string out;
+  const probe::Symbolizer symbolizer(modules_);
+  auto symbolize = [&](uint64_t address, bool with_offset) {
+    // The bare address where no symbol covers it; the kernel's sprint_symbol_no_offset(): the name alone.
+    std::string text = symbolizer.symbolize(address).value_or(fmt::format("{:#x}", address));
+    if (!with_offset) text = text.substr(0, text.find('+'));
+    return text;
+  };
+  for (size_t i = 0; i < aggregations_.size(); ++i) {
+    const Aggregation& aggregation = aggregations_[i];
+    if (i > 0 && !out.ends_with("\n\n")) out += "\n";
+    if (aggregation.hist) out += aggregation.hist->format(symbolize);
+    if (aggregation.summary) {
+      if (aggregation.latency()) out += fmt::format("Function latency of {}:\n", aggregation.group_event);
+      out += aggregation.summary->format();
+    }
+  }
+  return out;
+}
+
+void TraceSession::print_interval_if_due() {
+  if (options_.interval_seconds == 0 || aggregations_.empty() || !output_) return;
+  const uint64_t now = monotonic_ns();
+  if (next_interval_ns_ == 0) next_interval_ns_ = now + uint64_t{options_.interval_seconds} * 1000000000ull;
+  if (now < next_interval_ns_) return;
+  next_interval_ns_ = now + uint64_t{options_.interval_seconds} * 1000000000ull;
+  if (jump_engine_) jump_engine_->drain();
+  time_t wall = time(nullptr);
+  tm local{};
+  localtime_r(&wall, &local);
+  char clock[16];
+  strftime(clock, sizeof clock, "%H:%M:%S", &local);
+  output_->write_text(fmt::format("{}\n{}\n", clock, format_aggregations()));
+  output_->flush();
+  if (!options_.clear_each_interval) return;
+  for (Aggregation& aggregation : aggregations_) {
+    if (aggregation.hist) aggregation.hist->clear();
+    if (aggregation.summary) aggregation.summary->clear();
+  }
 }
 
 bool TraceSession::set_filters() {
@@ -337,16 +454,24 @@ bool TraceSession::set_filters() {
     filters_.set_text(name, text);  // an event a glob makes: checked when it is planted
   }
   filters_.on_change([this](const std::string& group_event) {
+    bool jumped = false;
     for (PlantedProbe& planted : planted_) {
       const trace::EventDescription& event = catalog_[planted.catalog_id];
-      if (group_event_of(event) == group_event) planted.filter = filters_.filter_for(event);
+      if (group_event_of(event) != group_event) continue;
+      planted.filter = filters_.filter_for(event);
+      jumped = jumped || planted.jumped;
     }
+    // The agents' copies of the old filter must not turn away what the new one lets through:
+    // the tracer alone filters from now on.
+    if (jumped && jump_engine_) jump_engine_->clear_agent_filters();
   });
   return true;
 }
 
-bool TraceSession::passes_filter(const PlantedProbe& probe, const trace::EventRecord& record) const {
-  return !probe.filter || probe.filter->matches(filter_inputs(record, probe.is_return));
+bool TraceSession::passes_filter(const PlantedProbe& probe, const trace::EventRecord& record) {
+  if (!probe.filter || probe.filter->matches(trace::inputs_of(record, probe.is_return))) return true;
+  statistics_.counters(probe.catalog_id).filter();
+  return false;
 }
 
 // A BINARY given as a path must exist and be an object of the traced architecture: said now,
@@ -609,17 +734,38 @@ bool TraceSession::plant_pending(bool strict) {
     }
     PlantedProbe& planted = planted_.emplace_back();
     planted.filter = std::move(filter);
+    bool latency = false;
+    for (size_t a = 0; a < aggregations_.size(); ++a) {
+      if (aggregations_[a].group_event != group_event_of(catalog_.back())) continue;
+      planted.aggregations.push_back(a);
+      latency = latency || aggregations_[a].latency();
+    }
+    if (latency) {
+      unsigned highest = 0;
+      for (const auto& [number, program] : item.plan.entry_captures) highest = std::max(highest, number);
+      planted.entry_clock_slot = highest;
+    }
     planted.catalog_id = catalog_id;
     planted.plan = std::move(item.plan);
     planted.address = item.point.address;
     planted.is_return = definition.kind == probe::ProbeKind::Return;
     planted.max_active = definition.maxactive.value_or(0);
 
+    if (jumps[i].spec && planted.entry_clock_slot) {
+      auto slot = probe::add_entry_clock(jumps[i].spec->capture);
+      if (!slot || *slot != *planted.entry_clock_slot) jumps[i].spec.reset();  // a breakpoint measures it
+    }
     if (jumps[i].spec) {
       probe::engine::JumpProbeSpec jump = std::move(*jumps[i].spec);
       jump.on_record = [this, &planted](const probe::AgentRecord& r, uint64_t ns) { on_record(planted, r, ns); };
       jump.on_lost = [this, &planted](uint64_t count) { on_lost(planted, count); };
       jump.on_missed = [this, &planted](uint64_t count) { on_missed(planted, count); };
+      if (planted.filter) {
+        jump.agent_filter = probe::filter::compile_agent_filter(*planted.filter, planted.plan, planted.address);
+        jump.on_filtered = [this, &planted](uint64_t count) {
+          statistics_.counters(planted.catalog_id).add_filtered_hits(count);
+        };
+      }
       jump.on_trapped_return = [this, &planted](const probe::engine::HitContext& c, uint64_t return_address,
                                                 std::span<const uint64_t> saved) {
         emit_return(planted, c, planted.address, return_address, saved);
@@ -818,7 +964,7 @@ trace::EventRecord TraceSession::fetch_event(const PlantedProbe& probe, const pr
 void TraceSession::on_hit(const PlantedProbe& probe, const probe::engine::HitContext& context) {
   if (jump_engine_) jump_engine_->drain();  // earlier jump-probe events first
   trace::EventRecord record = fetch_event(probe, context, std::nullopt, {});
-  if (passes_filter(probe, record)) emit(std::move(record));
+  if (passes_filter(probe, record) && !aggregate(probe, record, 0)) emit(std::move(record));
 }
 
 void TraceSession::on_record(const PlantedProbe& probe, const probe::AgentRecord& agent_record, uint64_t timestamp_ns) {
@@ -836,7 +982,13 @@ void TraceSession::on_record(const PlantedProbe& probe, const probe::AgentRecord
     record.function_address = probe.address;
   }
   record.values = probe::replay_agent_record(probe.plan, agent_record, record.comm);
-  if (passes_filter(probe, record)) emit(std::move(record));
+  if (!passes_filter(probe, record)) return;
+  uint64_t latency_ns = 0;
+  if (probe.entry_clock_slot && *probe.entry_clock_slot < agent_record.saved.size() && jump_engine_->ticks_per_ns() > 0) {
+    const uint64_t ticks = agent_record.tsc - agent_record.saved[*probe.entry_clock_slot];
+    latency_ns = static_cast<uint64_t>(static_cast<double>(ticks) / jump_engine_->ticks_per_ns());
+  }
+  if (!aggregate(probe, record, latency_ns)) emit(std::move(record));
 }
 
 void TraceSession::on_missed(const PlantedProbe& probe, uint64_t count) {
@@ -891,7 +1043,12 @@ Status TraceSession::watch_return_site(uint64_t address) {
 std::vector<uint64_t> TraceSession::save_at_entry(const PlantedProbe& probe, const probe::engine::HitContext& context) {
   PtraceRegisterView registers(context.registers, engine_->arch());
   ProcessMemoryReader memory(context.memory);
-  return probe::capture_entry_arguments(probe.plan, registers, memory);
+  std::vector<uint64_t> saved = probe::capture_entry_arguments(probe.plan, registers, memory);
+  if (probe.entry_clock_slot) {
+    saved.resize(*probe.entry_clock_slot + 1, 0);
+    saved[*probe.entry_clock_slot] = monotonic_ns();
+  }
+  return saved;
 }
 
 void TraceSession::on_return(const PlantedProbe& probe, const probe::engine::ReturnContext& context) {
@@ -904,7 +1061,17 @@ void TraceSession::emit_return(const PlantedProbe& probe, const probe::engine::H
   trace::EventRecord record = fetch_event(probe, at_return, return_address, saved);
   record.address = return_address;
   record.function_address = function;
-  if (passes_filter(probe, record)) emit(std::move(record));
+  if (!passes_filter(probe, record)) return;
+  uint64_t latency_ns = 0;
+  if (probe.entry_clock_slot && *probe.entry_clock_slot < saved.size()) {
+    const uint64_t entry = saved[*probe.entry_clock_slot];
+    // A jump-optimized probe's entry saved the agent's clock; a breakpoint's, CLOCK_MONOTONIC.
+    if (probe.jumped && jump_engine_ && jump_engine_->ticks_per_ns() > 0)
+      latency_ns = static_cast<uint64_t>(static_cast<double>(jump_engine_->clock_now() - entry) / jump_engine_->ticks_per_ns());
+    else
+      latency_ns = record.timestamp_ns > entry ? record.timestamp_ns - entry : 0;
+  }
+  if (!aggregate(probe, record, latency_ns)) emit(std::move(record));
 }
 
 void TraceSession::emit(trace::EventRecord&& record) {
@@ -919,6 +1086,8 @@ void TraceSession::end_output() {
     if (planted.jumped || !planted.is_return || !engine_) continue;
     on_missed(planted, engine_->stats(planted.engine_id).misses);
   }
+  // The aggregations' final state (also after Ctrl-C: tracing ends the same way).
+  if (!aggregations_.empty()) output_->write_text(format_aggregations());
   if (const std::string trailer = writer_->end(); !trailer.empty()) output_->write_text(trailer);
   output_->flush();
   diagnostics_.tracing_ended(catalog_, statistics_);
@@ -1019,6 +1188,8 @@ int TraceSession::run() {
 
   auto result = supervisor_->run();
   if (jump_engine_) jump_engine_->finish();
+  if (jump_engine_ && (jump_engine_->probe_count() != 0 || jump_engine_->records_read() != 0))
+    statistics_.set_ring_records(jump_engine_->records_read());
   end_output();
   report_unmatched();
   if (!result) {

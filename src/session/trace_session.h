@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "session/diagnostics.h"
+#include "trace/aggregation/summaries.h"
 #include "trace/output_format.h"
 
 namespace xprobe::session {
@@ -39,6 +40,17 @@ struct SessionConfig {
   // --filter 'GRP/EVENT:EXPR': the kernel's event filter grammar (probe/filter/event_filter.h);
   // a later one for the same event replaces an earlier one (and a definition's `if EXPR`).
   std::vector<std::string> filters;
+  // Aggregations instead of event lines for the events they name: the kernel's hist trigger
+  // (--hist 'GRP/EVENT:hist:keys=...', trace/aggregation/hist_trigger.h) and bpftrace's and
+  // bcc's summaries (--count, --hist GRP/EVENT:FIELD, --lhist, --sum, --avg, --min, --max,
+  // --latency; trace/aggregation/summaries.h), printed at the end and every `interval_seconds`.
+  struct AggregationOption {
+    trace::SummaryKind kind = trace::SummaryKind::Count;
+    std::string text;  // the option's value
+  };
+  std::vector<AggregationOption> aggregations;
+  unsigned interval_seconds = 0;  // 0: only at the end
+  bool clear_each_interval = false;
 };
 
 // Runs the whole session. Returns the exit status for xprobe: the program's own when it ran to

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 
 #include "trace/event_record.h"
@@ -21,8 +22,15 @@ namespace xprobe::trace {
 struct ProbeCounters {
   std::atomic<uint64_t> hits{0};
   std::atomic<uint64_t> misses{0};
+  std::atomic<uint64_t> filtered{0};  // hits the event's filter turned away (no event, by design)
   void hit() { hits.fetch_add(1, std::memory_order_relaxed); }
   void miss() { misses.fetch_add(1, std::memory_order_relaxed); }
+  void filter() { filtered.fetch_add(1, std::memory_order_relaxed); }
+  // Hits a filter turned away before the tracer saw them (in the jump engine's agent).
+  void add_filtered_hits(uint64_t count) {
+    hits.fetch_add(count, std::memory_order_relaxed);
+    filtered.fetch_add(count, std::memory_order_relaxed);
+  }
 };
 
 class ProbeStatistics {
@@ -34,10 +42,15 @@ class ProbeStatistics {
   const ProbeCounters* find(uint32_t probe_id) const;
   void add_dropped(uint64_t count) { dropped_.fetch_add(count, std::memory_order_relaxed); }
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+  // Records read from the jump engine's ring, when it had probes (--summary shows it: what
+  // crossed from the program to the tracer).
+  void set_ring_records(uint64_t count) { ring_records_ = count; }
+  std::optional<uint64_t> ring_records() const { return ring_records_; }
 
  private:
   std::deque<ProbeCounters> counters_;
   std::atomic<uint64_t> dropped_{0};
+  std::optional<uint64_t> ring_records_;
 };
 
 // One line per probe in the catalog, uprobe_profile style.

@@ -1,6 +1,8 @@
 // Filters against the kernel: the same filter text written to the kernel's filter file of a
 // uprobe event and given to xprobe with --filter (or as a definition's `if`), on the same
 // program and inputs: the same events pass, with the same values, on both engines.
+#include <sstream>
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -71,6 +73,50 @@ TEST(FilterOracle, RefusedFilterShowsTheKernelsMessageAndCaretAndStartsNothing) 
   xprobe = run_xprobe({"-e", visit_definition(), "--filter", "xpt_oracle/nosuch:u == 1"}, {FILTER_CALLS_PATH, "visits", "3"});
   EXPECT_NE(xprobe.xprobe_status, 0);
   EXPECT_NE(xprobe.diagnostics.find("no event xpt_oracle/nosuch"), std::string::npos) << xprobe.diagnostics;
+}
+
+// The --summary line "ring records read: N" and the event's row "RECORDED MISSED FILTERED".
+struct SummaryCounts {
+  long ring_records = -1;
+  long recorded = -1, missed = -1, filtered = -1;
+};
+
+SummaryCounts summary_counts(const std::string& diagnostics, const std::string& event) {
+  SummaryCounts counts;
+  std::istringstream lines(diagnostics);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("ring records read: ", 0) == 0) counts.ring_records = std::stol(line.substr(19));
+    if (line.rfind(event + " ", 0) == 0) {
+      std::istringstream words(line.substr(event.size()));
+      words >> counts.recorded >> counts.missed >> counts.filtered;
+    }
+  }
+  return counts;
+}
+
+// In the jump engine the agent evaluates the filter: a hit it turns away writes no ring
+// record (counted from the ring by the tracer), and the hits are still all counted.
+TEST(FilterInTheAgent, HitsTheFilterTurnsAwayWriteNoRingRecord) {
+  const std::vector<std::string> command{FILTER_CALLS_PATH, "visits", "200"};
+  struct Case {
+    std::string filter;
+    bool decidable_in_agent;
+  };
+  for (const Case& c : {Case{"n > 100000", true}, Case{kFilters[1], true}, Case{kFilters[2], true},
+                        Case{"comm == \"nobody\" || n < 0", false}}) {
+    TracedRun xprobe = run_xprobe({"--engine", "jump", "--summary", "-e", visit_definition(), "--filter",
+                                   "xpt_oracle/visit:" + c.filter},
+                                  command);
+    ASSERT_EQ(xprobe.xprobe_status, 0) << xprobe.diagnostics;
+    const SummaryCounts counts = summary_counts(xprobe.diagnostics, "xpt_oracle/visit");
+    const long events = static_cast<long>(xprobe.events.size());
+    EXPECT_EQ(counts.recorded, events) << c.filter << "\n" << xprobe.diagnostics;
+    EXPECT_EQ(counts.missed, 0) << c.filter;
+    EXPECT_EQ(counts.recorded + counts.filtered, 200) << c.filter << "\n" << xprobe.diagnostics;
+    // Decided in the agent: one record per event; else (comm is the tracer's to tell, and
+    // n < 0 alone cannot rule a hit out) every hit crosses the ring.
+    EXPECT_EQ(counts.ring_records, c.decidable_in_agent ? events : 200) << c.filter << "\n" << xprobe.diagnostics;
+  }
 }
 
 }  // namespace

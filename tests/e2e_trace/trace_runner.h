@@ -31,7 +31,9 @@ struct TracedRun {
   std::vector<TraceEvent> events;
 };
 
-TracedRun run_xprobe(const std::vector<std::string>& xprobe_args, const std::vector<std::string>& command);
+// `only_event_lines`: every line of the -o file must be an event (false: aggregations are there too).
+TracedRun run_xprobe(const std::vector<std::string>& xprobe_args, const std::vector<std::string>& command,
+                     bool only_event_lines = true);
 
 // The file offset of a symbol of an ELF file, as uprobe_events wants it (via readelf's
 // program headers: independent of xprobe's ELF code).

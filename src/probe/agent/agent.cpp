@@ -9,6 +9,7 @@
 // state of the program (gettid, process_vm_readv on itself). Every read of program memory
 // goes through process_vm_readv, so a bad pointer is recorded as a fault, never a crash.
 #include "probe/agent/agent_abi.h"
+#include "probe/agent/filter_match.h"
 #include "probe/agent/return_frames.h"
 
 using namespace xprobe::agent;
@@ -117,6 +118,10 @@ class RecordWriter {
   RecordWriter(uint8_t* start, uint8_t* end) : at_(start), end_(end) {}
   uint8_t* at() const { return at_; }
   bool overflowed() const { return overflowed_; }
+  // The latest chunk's bytes (a filter's view of a memory read).
+  const uint8_t* last_bytes() const { return last_bytes_; }
+  uint32_t last_requested() const { return last_requested_; }
+  uint32_t last_copied() const { return last_copied_; }
   bool room(uint64_t bytes) const { return static_cast<uint64_t>(end_ - at_) >= bytes; }
   void word(uint64_t value) {
     *reinterpret_cast<uint64_t*>(at_) = value;
@@ -139,6 +144,9 @@ class RecordWriter {
     reinterpret_cast<uint64_t*>(header)[0] = address;
     reinterpret_cast<uint32_t*>(header)[2] = requested;
     reinterpret_cast<uint32_t*>(header)[3] = copied;
+    last_bytes_ = at_;
+    last_requested_ = requested;
+    last_copied_ = copied;
     at_ += (copied + 7u) & ~7u;
     return copied;
   }
@@ -147,6 +155,22 @@ class RecordWriter {
   uint8_t* at_;
   uint8_t* end_;
   bool overflowed_ = false;
+  const uint8_t* last_bytes_ = nullptr;
+  uint32_t last_requested_ = 0;
+  uint32_t last_copied_ = 0;
+};
+
+// What each argument's ops left, for the probe's filter.
+struct CapturedArgument {
+  uint64_t value;
+  const uint8_t* bytes;  // its last memory read (null: none)
+  uint32_t requested;
+  uint32_t copied;
+  bool faulted;
+};
+struct CapturedArguments {
+  CapturedArgument arguments[kMaxFilterArguments];
+  uint32_t count;
 };
 
 void copy_bytes(uint8_t* to, const uint8_t* from, uint64_t n) {
@@ -156,13 +180,25 @@ void copy_bytes(uint8_t* to, const uint8_t* from, uint64_t n) {
 // Runs the probe's ops from `first` to the next kOpEnd; every memory read becomes a chunk the
 // tracer replays.
 void run_ops(const AgentProbe& probe, uint32_t first, const Reader& reader, const uint64_t* registers,
-             const ReturnFacts& facts, RecordWriter& out) {
+             const ReturnFacts& facts, RecordWriter& out, CapturedArguments* captured = nullptr) {
   uint64_t value = 0;
   bool faulted = false;
+  const uint8_t* argument_start = out.at();
   for (uint32_t i = first; i < probe.op_count; ++i) {
     const AgentOp& op = probe.ops[i];
     if (op.code == kOpEnd) return;
     if (op.code == kOpNextArgument) {
+      if (captured != nullptr && captured->count < kMaxFilterArguments) {
+        CapturedArgument& argument = captured->arguments[captured->count++];
+        argument.value = value;
+        argument.faulted = faulted;
+        // A read of this argument's own, not one of an earlier argument.
+        const bool read_here = out.last_bytes() != nullptr && out.last_bytes() >= argument_start;
+        argument.bytes = read_here ? out.last_bytes() : nullptr;
+        argument.requested = read_here ? out.last_requested() : 0;
+        argument.copied = read_here ? out.last_copied() : 0;
+      }
+      argument_start = out.at();
       value = 0;
       faulted = false;
       continue;
@@ -175,6 +211,11 @@ void run_ops(const AgentProbe& probe, uint32_t first, const Reader& reader, cons
     switch (op.code) {
       case kOpLoadSaved: value = facts.saved && op.reg < kMaxSavedWords ? facts.saved[op.reg] : 0; break;
       case kOpReturnAddress: value = facts.return_address; break;
+      case kOpClock: {
+        uint32_t cpu = 0;
+        value = read_clock(cpu);
+        break;
+      }
       case kOpRegister: value = op.reg < kSavedRegisterWords ? registers[op.reg] : 0; break;
       case kOpImmediate: value = static_cast<uint64_t>(op.operand); break;
       case kOpAdd: value += static_cast<uint64_t>(op.operand); break;
@@ -226,6 +267,90 @@ void run_ops(const AgentProbe& probe, uint32_t first, const Reader& reader, cons
 }
 
 
+// The truth of one term on what the hit captured: 0 false, 1 true, 2 unknown.
+uint8_t term_truth(const AgentFilterTerm& term, const uint8_t* filter, uint32_t filter_bytes,
+                   const CapturedArguments& captured, uint32_t cpu, const ReturnFacts& facts) {
+  constexpr uint8_t kFalse = 0, kTrue = 1, kUnknown = 2;
+  const bool is_signed = (term.flags & kFilterSigned) != 0;
+  const auto compare = static_cast<CompareOp>(term.compare);
+  uint64_t number = 0;
+  switch (term.source) {
+    case kFilterTrue: return kTrue;
+    case kFilterFalse: return kFalse;
+    case kFilterCpu: number = cpu; break;
+    case kFilterReturnAddress:
+      if (!facts.is_return) return kUnknown;
+      number = facts.return_address;
+      break;
+    case kFilterArgumentValue:
+    case kFilterArgumentNumber:
+    case kFilterArgumentString: {
+      if (term.argument >= captured.count) return kUnknown;
+      const CapturedArgument& argument = captured.arguments[term.argument];
+      if (argument.faulted) return kUnknown;
+      if (term.source == kFilterArgumentValue) {
+        number = argument.value;
+        break;
+      }
+      if (argument.bytes == nullptr || argument.copied == 0) return kUnknown;
+      if (term.source == kFilterArgumentNumber) {
+        if (argument.copied < argument.requested || argument.copied < term.size || term.size > 8) return kUnknown;
+        for (uint32_t b = 0; b < term.size; ++b) number |= static_cast<uint64_t>(argument.bytes[b]) << (8 * b);
+        break;
+      }
+      uint32_t length = 0;
+      while (length < argument.copied && argument.bytes[length] != 0) ++length;
+      if (length == argument.copied) return kUnknown;  // cut short: the text is not all here
+      if (term.pattern_offset > filter_bytes || term.pattern_length > filter_bytes - term.pattern_offset) return kUnknown;
+      const bool matched = string_matches(static_cast<StringMatch>(term.match),
+                                          reinterpret_cast<const char*>(filter + term.pattern_offset),
+                                          term.pattern_length, reinterpret_cast<const char*>(argument.bytes), length);
+      return matched != ((term.flags & kFilterNegate) != 0) ? kTrue : kFalse;
+    }
+    default: return kUnknown;
+  }
+  if (term.bit_width != 0) {
+    number = number_at_size(number, term.size, false);
+    const uint64_t mask = term.bit_width >= 64 ? ~uint64_t{0} : (uint64_t{1} << term.bit_width) - 1;
+    number = (number >> term.bit_offset) & mask;
+  }
+  return compare_numbers(compare, number, term.operand, term.size, is_signed) ? kTrue : kFalse;
+}
+
+// Whether the probe's filter proves this hit must not be recorded. The filter was written by
+// the tracer but lives in the program's memory: every count and offset is checked.
+bool filtered_out(const AgentProbe& probe, const CapturedArguments& captured, uint32_t cpu, const ReturnFacts& facts) {
+  if (probe.filter_offset == 0 || probe.filter_bytes < sizeof(AgentFilter)) return false;
+  const auto* filter = reinterpret_cast<const uint8_t*>(&probe) + probe.filter_offset;
+  const auto& head = *reinterpret_cast<const AgentFilter*>(filter);
+  if (head.term_count > kMaxFilterTerms || head.step_count > kMaxFilterSteps || head.step_count == 0) return false;
+  const uint64_t steps_at = sizeof(AgentFilter) + uint64_t{head.term_count} * sizeof(AgentFilterTerm);
+  if (steps_at + uint64_t{head.step_count} * 2 > probe.filter_bytes) return false;
+  const auto* terms = reinterpret_cast<const AgentFilterTerm*>(filter + sizeof(AgentFilter));
+  const auto* steps = reinterpret_cast<const uint16_t*>(filter + steps_at);
+  // Kleene's three values: false and unknown is false, true or unknown is true.
+  uint8_t stack[kMaxFilterSteps];
+  uint32_t depth = 0;
+  for (uint32_t i = 0; i < head.step_count; ++i) {
+    const uint32_t kind = steps[i] >> 8, index = steps[i] & 0xff;
+    if (kind == kStepTest) {
+      if (index >= head.term_count || depth >= kMaxFilterSteps) return false;
+      stack[depth++] = term_truth(terms[index], filter, probe.filter_bytes, captured, cpu, facts);
+    } else if (kind == kStepNot) {
+      if (depth < 1) return false;
+      if (stack[depth - 1] != 2) stack[depth - 1] ^= 1;
+    } else if (kind == kStepAnd || kind == kStepOr) {
+      if (depth < 2) return false;
+      const uint8_t right = stack[--depth], left = stack[depth - 1];
+      if (kind == kStepAnd) stack[depth - 1] = (left == 0 || right == 0) ? 0 : (left == 1 && right == 1) ? 1 : 2;
+      else stack[depth - 1] = (left == 1 || right == 1) ? 1 : (left == 0 && right == 0) ? 0 : 2;
+    } else {
+      return false;
+    }
+  }
+  return depth == 1 && stack[0] == 0;
+}
+
 // Records one event of `probe` (its ops from `first_op`) into the ring.
 void record(const AgentProbe& probe, uint32_t first_op, const uint64_t* registers, uint64_t tid,
             const ReturnFacts& facts) {
@@ -245,7 +370,9 @@ void record(const AgentProbe& probe, uint32_t first_op, const uint64_t* register
   uint32_t cpu = 0;
   const uint64_t tsc = read_clock(cpu);
   const Reader reader = reader_of(*ring);
-  auto fill = [&](RecordWriter& out) {
+  CapturedArguments captured;
+  captured.count = 0;
+  auto fill = [&](RecordWriter& out, CapturedArguments* capture) {
     out.word(tid);
     out.word(tsc);
     out.word(cpu);
@@ -255,11 +382,17 @@ void record(const AgentProbe& probe, uint32_t first_op, const uint64_t* register
     }
     for (uint32_t r = 0; r < kSavedRegisterWords; ++r)
       if (probe.register_mask & (uint64_t{1} << r)) out.word(registers[r]);
-    run_ops(probe, first_op, reader, registers, facts, out);
+    run_ops(probe, first_op, reader, registers, facts, out, capture);
   };
   RecordWriter staged(scratch + 16, scratch + kScratchBytes);
-  fill(staged);
+  fill(staged, probe.filter_offset != 0 ? &captured : nullptr);
   const bool staged_fits = !staged.overflowed();
+  // A hit the filter turns away never touches the ring (what did not fit the scratch is
+  // left to the tracer).
+  if (staged_fits && filtered_out(probe, captured, cpu & 0xfff, facts)) {
+    __atomic_fetch_add(&ring->filtered[probe.probe_index], 1, __ATOMIC_RELAXED);
+    return;
+  }
   // Lengths are multiples of 16, so that what is left at the end of the ring always holds a
   // filler's two words.
   const uint64_t length = staged_fits ? (static_cast<uint64_t>(staged.at() - scratch) + 15) & ~uint64_t{15} : probe.max_record;
@@ -296,7 +429,7 @@ void record(const AgentProbe& probe, uint32_t first_op, const uint64_t* register
     return;
   }
   RecordWriter out(record + 16, record + length);
-  fill(out);
+  fill(out, nullptr);
   // What the ops left unused becomes a filler, so the record's length is exact.
   const uint64_t used = static_cast<uint64_t>(out.at() - record);
   if (used + 16 <= length) {

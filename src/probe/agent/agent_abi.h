@@ -57,6 +57,7 @@ enum AgentOpCode : uint8_t {
   kOpSave,           // entry of a return probe: the frame's saved word `reg` = value (0 on a fault)
   kOpLoadSaved,      // return: value = the frame's saved word `reg`
   kOpReturnAddress,  // return: value = where the function returned to
+  kOpClock,          // value = the agent's clock (a return probe's entry saves it: latency)
 };
 
 // What a descriptor describes, and so what the agent does when a trampoline calls it.
@@ -91,6 +92,7 @@ struct AgentRingHeader {
   uint64_t dropped[kMaxProbes];  // hits not recorded because the ring was full
   uint64_t readable_count;       // <= kReadableRanges
   AgentReadableRange readable[kReadableRanges];
+  uint64_t filtered[kMaxProbes];  // hits the probe's filter turned away (no record)
 };
 
 // One per jump-optimized probe (and one per return site), written by the tracer, read by the
@@ -106,8 +108,54 @@ struct AgentProbe {
   uint32_t saved_count;   // return entries: words saved per frame (<= kMaxSavedWords)
   uint32_t entry_ops;     // return entries: ops[0 .. entry_ops) run at entry (kOpSave), the
                           // return's ops follow
+  uint32_t filter_offset; // bytes from the descriptor's start to its AgentFilter; 0: none
+  uint32_t filter_bytes;  // the AgentFilter's size with its terms, steps and patterns
   uint32_t op_count;
   AgentOp ops[1];         // op_count entries, each program ending in kOpEnd
+};
+
+// An event filter (probe/filter) compiled for the agent: evaluated on the values a hit
+// captured, before the ring is touched. A hit it proves false writes no record (it is counted
+// in AgentRingHeader::filtered); anything the agent cannot see (the thread's name, a value
+// that faulted or did not fit its scratch) makes a term unknown, and a filter that is not
+// proven false is recorded, for the tracer to decide with the whole filter.
+enum AgentFilterSource : uint8_t {
+  kFilterUnknown = 0,       // the agent cannot tell: the tracer decides
+  kFilterTrue,              // decided when the filter was compiled
+  kFilterFalse,
+  kFilterArgumentValue,     // the argument's computed value (a register, an address)
+  kFilterArgumentNumber,    // the little-endian number in the argument's last memory read
+  kFilterArgumentString,    // the NUL-terminated text of the argument's last memory read
+  kFilterCpu,
+  kFilterReturnAddress,     // return probes
+};
+inline constexpr uint32_t kMaxFilterTerms = 32;
+inline constexpr uint32_t kMaxFilterSteps = 2 * kMaxFilterTerms;
+inline constexpr uint32_t kMaxFilterArguments = 32;  // arguments the agent keeps values of
+inline constexpr uint8_t kFilterSigned = 1;
+inline constexpr uint8_t kFilterNegate = 2;  // strings: the match's result is inverted
+
+struct AgentFilterTerm {
+  uint8_t source;           // AgentFilterSource
+  uint8_t compare;          // agent::CompareOp (probe/agent/filter_match.h)
+  uint8_t size;             // bytes compared
+  uint8_t flags;            // kFilterSigned, kFilterNegate
+  uint8_t match;            // strings: agent::StringMatch
+  uint8_t bit_width;        // bitfields: extracted from the container of `size` bytes (0: none)
+  uint8_t bit_offset;
+  uint8_t argument;         // < kMaxFilterArguments
+  uint32_t pattern_offset;  // strings: bytes from the AgentFilter's start
+  uint32_t pattern_length;
+  uint64_t operand;
+};
+
+// The expression in postfix: step = kind << 8 | term.
+enum AgentFilterStepKind : uint8_t { kStepTest = 0, kStepAnd, kStepOr, kStepNot };
+
+struct AgentFilter {
+  uint32_t term_count;  // <= kMaxFilterTerms
+  uint32_t step_count;  // <= kMaxFilterSteps
+  // AgentFilterTerm terms[term_count], then uint16_t steps[step_count], then the patterns.
 };
 
 // Return probes. The stack is never modified: at a return probe's entry the agent pushes

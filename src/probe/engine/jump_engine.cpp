@@ -52,6 +52,7 @@ struct JumpEngine::Probe {
   uint64_t missed_seen = 0;       // return probes: the agent's missed count at the last look
   uint64_t missed_by_tracer = 0;  // not reported yet
   uint64_t released = 0;          // frames the tracer popped (AgentProbeCounters::released)
+  uint64_t filtered_seen = 0;     // the agent's filtered count at the last look
 };
 
 struct JumpEngine::ReturnSite {
@@ -260,7 +261,8 @@ Status JumpEngine::plant(JumpProbeSpec spec, const arch::JumpPlan& patch) {
     if (auto mapped = map_ring(tid); !mapped) return mapped;
   const auto index = static_cast<uint32_t>(probes_.size());
   const std::vector<uint8_t> descriptor = agent_probe_descriptor(
-      ring_, index, spec.capture, spec.is_return ? returns_ : 0, spec.max_active ? spec.max_active : kDefaultMaxActive);
+      ring_, index, spec.capture, spec.is_return ? returns_ : 0, spec.max_active ? spec.max_active : kDefaultMaxActive,
+      spec.agent_filter);
   std::vector<uint64_t> shared;
   for (const Probe* other : sharing) shared.push_back(other->descriptor);
   auto placed = place_trampoline(patch, descriptor, shared, tid);
@@ -310,6 +312,7 @@ void JumpEngine::drain() {
       static_cast<uint32_t>(probes_.size()),
       [&](uint32_t index, std::span<const uint8_t> bytes) {
         const JumpProbeSpec& spec = probes_[index]->spec;
+        ++records_read_;
         auto record = parse_agent_record(bytes, spec.capture);
         if (!record) {
           if (spec.on_lost) spec.on_lost(1);
@@ -322,6 +325,8 @@ void JumpEngine::drain() {
       [&](uint32_t index, uint64_t count) {
         if (probes_[index]->spec.on_lost) probes_[index]->spec.on_lost(count);
       });
+  // Drains happen while the memory is there (before a thread's exit, an exec): so do these.
+  collect_filtered();
 }
 
 pid_t JumpEngine::host_tid(pid_t seen) {
@@ -666,7 +671,32 @@ void JumpEngine::thread_exited(pid_t tid) {
   collect_counters();
 }
 
+uint64_t JumpEngine::clock_now() const { return arch_.read_clock(); }
+
+void JumpEngine::clear_agent_filters() {
+  const uint32_t none = 0;
+  for (const auto& probe : probes_) {
+    if (probe->spec.agent_filter.empty() || probe->descriptor == 0) continue;
+    // One aligned word: a thread reading the descriptor sees the filter or none.
+    (void)process_.write(probe->descriptor + offsetof(agent::AgentProbe, filter_offset),
+                         std::span(reinterpret_cast<const uint8_t*>(&none), 4));
+  }
+}
+
+void JumpEngine::collect_filtered() {
+  if (!process_.alive() || ring_ == 0) return;
+  for (const auto& probe : probes_) {
+    if (probe->spec.agent_filter.empty()) continue;
+    uint64_t filtered = probe->filtered_seen;  // a failed read leaves the count as last seen
+    (void)process_.read(ring_ + offsetof(AgentRingHeader, filtered) + probe->index * 8,
+                        std::span(reinterpret_cast<uint8_t*>(&filtered), 8));
+    if (filtered > probe->filtered_seen && probe->spec.on_filtered) probe->spec.on_filtered(filtered - probe->filtered_seen);
+    probe->filtered_seen = std::max(filtered, probe->filtered_seen);
+  }
+}
+
 void JumpEngine::collect_counters() {
+  collect_filtered();
   if (returns_ == 0 || !process_.alive()) return;
   for (const auto& probe : probes_) {
     if (!probe->spec.is_return) continue;

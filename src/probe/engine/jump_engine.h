@@ -56,6 +56,10 @@ struct JumpProbeSpec {
   std::function<void(const AgentRecord& record, uint64_t timestamp_ns)> on_record;
   // Hits the agent could not record (ring full) or whose record was unreadable.
   std::function<void(uint64_t count)> on_lost;
+  // The probe's event filter compiled for the agent (probe/filter/agent_filter.h), empty for
+  // none: hits it proves false write no record, and are reported here (by finish()).
+  std::vector<uint8_t> agent_filter;
+  std::function<void(uint64_t count)> on_filtered;
 
   // Return probes: the record is made at the return (AgentRecord::return_address, saved).
   bool is_return = false;
@@ -101,6 +105,13 @@ class JumpEngine final : public supervisor::Participant {
   Result<arch::JumpPlan> plan(const JumpProbeSpec& spec) const;
 
   size_t probe_count() const { return probes_.size(); }
+  // The agent's clock (AgentRecord::tsc, an entry clock saved for latency) and its rate.
+  uint64_t clock_now() const;
+  double ticks_per_ns() const { return ticks_per_ns_; }
+  // The agent stops filtering (the probes' filters changed: the tracer filters alone).
+  void clear_agent_filters();
+  // Records read from the agent's ring so far (every probe, every process image).
+  uint64_t records_read() const { return records_read_; }
   // Return sites the agent asked for without the request signal (see agent_abi.h): read on the
   // tracer's timer.
   void serve_pending_requests();
@@ -174,6 +185,8 @@ class JumpEngine final : public supervisor::Participant {
   uint64_t seen_tid(pid_t tid);
   std::optional<uint32_t> thread_slot(uint64_t seen);
   uint64_t thread_address(uint32_t slot) const;
+  // The agent's filtered counts since the last look, reported through on_filtered.
+  void collect_filtered();
   // The agent's missed counts since the last look, reported through on_missed.
   void collect_counters();
   std::unique_ptr<agent::AgentThread> read_thread(uint32_t slot);
@@ -195,6 +208,7 @@ class JumpEngine final : public supervisor::Participant {
   uint64_t ring_ = 0;     // AgentRingHeader in the process; 0 until the first probe
   uint64_t returns_ = 0;  // AgentReturnState, in the same mapping
   std::unique_ptr<AgentRingReader> ring_reader_;
+  uint64_t records_read_ = 0;
   CodeAreas areas_;  // each: the agent, then descriptors and trampolines
   std::vector<std::unique_ptr<Probe>> probes_;  // index = the agent's probe_index
   // The agent's clock (JumpArch::read_clock) -> CLOCK_MONOTONIC: a reference pair taken at

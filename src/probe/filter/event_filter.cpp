@@ -8,6 +8,13 @@
 namespace xprobe::probe::filter {
 namespace {
 
+using agent::kMatchGlob;
+using agent::kMatchPrefix;
+using agent::kMatchSubstring;
+using agent::kMatchSuffix;
+using agent::string_matches;
+using agent::compare_numbers;
+
 // The kernel keeps at most this many characters of a number (its num_buf) and of a string.
 constexpr size_t kNumberBuffer = 24;
 constexpr size_t kMaxStringValue = 256;
@@ -404,58 +411,45 @@ std::vector<FilterField> event_fields(std::span<const std::string> argument_name
   return fields;
 }
 
-uint64_t number_at_size(uint64_t value, uint8_t size, bool is_signed) {
-  if (size >= 8) return value;
-  const unsigned bits = 8u * size;
-  const uint64_t mask = (uint64_t{1} << bits) - 1;
-  value &= mask;
-  if (is_signed && (value >> (bits - 1)) != 0) value |= ~mask;
-  return value;
+FieldValue field_value(const FilterField& field, const FilterInputs& inputs) {
+  FieldValue out;
+  out.is_string = field.is_string;
+  const FetchedValue* value =
+      field.source == FieldSource::Argument && field.argument < inputs.values.size() ? &inputs.values[field.argument] : nullptr;
+  if (field.is_string) {
+    if (field.source == FieldSource::Comm) out.text = inputs.comm;
+    else if (value != nullptr && !value->strings.empty() && value->strings.front()) out.text = *value->strings.front();
+    return out;
+  }
+  switch (field.source) {
+    case FieldSource::Argument: out.number = value != nullptr ? number_of(*value, field.size) : 0; break;
+    case FieldSource::ThreadId: out.number = static_cast<uint64_t>(inputs.tid); break;
+    case FieldSource::Cpu: out.number = inputs.cpu; break;
+    case FieldSource::ProbeAddress: out.number = inputs.probe_address; break;
+    case FieldSource::ReturnAddress: out.number = inputs.return_address; break;
+    case FieldSource::Comm:
+    case FieldSource::Zero: break;
+  }
+  out.number = agent::number_at_size(out.number, field.size, field.is_signed);
+  return out;
 }
 
-bool compare_numbers(CompareOp op, uint64_t field, uint64_t operand, uint8_t size, bool is_signed) {
-  const uint64_t a = number_at_size(field, size, is_signed), b = number_at_size(operand, size, is_signed);
-  const auto sa = static_cast<int64_t>(a), sb = static_cast<int64_t>(b);
-  switch (op) {
-    case CompareOp::Equal: return a == b;
-    case CompareOp::NotEqual: return a != b;
-    case CompareOp::Less: return is_signed ? sa < sb : a < b;
-    case CompareOp::LessEqual: return is_signed ? sa <= sb : a <= b;
-    case CompareOp::Greater: return is_signed ? sa > sb : a > b;
-    case CompareOp::GreaterEqual: return is_signed ? sa >= sb : a >= b;
-    case CompareOp::BitAnd: return (a & b) != 0;
-    case CompareOp::Glob: return false;
-  }
-  return false;
+const FilterField* find_field(const std::vector<FilterField>& fields, std::string_view name) {
+  for (const FilterField& field : fields)
+    if (field.name == name) return &field;
+  return nullptr;
 }
 
 bool EventFilter::predicate_holds(const Predicate& predicate, const FilterInputs& inputs) const {
   const FilterField& field = fields_[predicate.field];
-  const FetchedValue* value =
-      field.source == FieldSource::Argument && field.argument < inputs.values.size() ? &inputs.values[field.argument] : nullptr;
+  const FieldValue value = field_value(field, inputs);
   if (field.is_string) {
-    std::string_view text;
-    if (field.source == FieldSource::Comm) {
-      text = inputs.comm;
-    } else if (value != nullptr && !value->strings.empty() && value->strings.front()) {
-      text = *value->strings.front();  // a string that faulted compares as empty
-    }
     const bool matched = string_matches(predicate.match, predicate.pattern.data(),
-                                        static_cast<uint32_t>(predicate.pattern.size()), text.data(),
-                                        static_cast<uint32_t>(text.size()));
+                                        static_cast<uint32_t>(predicate.pattern.size()), value.text.data(),
+                                        static_cast<uint32_t>(value.text.size()));
     return matched != predicate.negate;
   }
-  uint64_t number = 0;
-  switch (field.source) {
-    case FieldSource::Argument: number = value != nullptr ? number_of(*value, field.size) : 0; break;
-    case FieldSource::ThreadId: number = static_cast<uint64_t>(inputs.tid); break;
-    case FieldSource::Cpu: number = inputs.cpu; break;
-    case FieldSource::ProbeAddress: number = inputs.probe_address; break;
-    case FieldSource::ReturnAddress: number = inputs.return_address; break;
-    case FieldSource::Comm:
-    case FieldSource::Zero: break;
-  }
-  return compare_numbers(predicate.op, number, predicate.number, field.size, field.is_signed);
+  return compare_numbers(predicate.op, value.number, predicate.number, field.size, field.is_signed);
 }
 
 bool EventFilter::matches(const FilterInputs& inputs) const {

@@ -21,7 +21,7 @@
 
 #include "probe/fetch_type.h"
 #include "probe/fetched_value.h"
-#include "probe/filter/filter_glob.h"
+#include "probe/agent/filter_match.h"
 
 namespace xprobe::probe::filter {
 
@@ -51,7 +51,9 @@ struct FilterField {
 std::vector<FilterField> event_fields(std::span<const std::string> argument_names,
                                       std::span<const FetchType> argument_types, bool is_return);
 
-enum class CompareOp : uint8_t { Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual, BitAnd, Glob };
+using agent::CompareOp;
+using agent::StringMatch;
+using agent::kMatchFull;
 
 struct Predicate {
   uint32_t field = 0;  // index into EventFilter::fields
@@ -80,10 +82,17 @@ struct FilterInputs {
   uint64_t return_address = 0;  // return probes
 };
 
-// A predicate's number as the kernel compares it: cut to `size` bytes, sign-extended when
-// signed. Shared with the agent's compiled filters (filter_program.h).
-uint64_t number_at_size(uint64_t value, uint8_t size, bool is_signed);
-bool compare_numbers(CompareOp op, uint64_t field, uint64_t operand, uint8_t size, bool is_signed);
+// A field's value at a hit: a number (the kernel's view of it: cut to the field's size) or a
+// text (a string that could not be read is empty). Aggregations key and sum by it too.
+struct FieldValue {
+  bool is_string = false;
+  uint64_t number = 0;
+  std::string_view text;
+};
+FieldValue field_value(const FilterField& field, const FilterInputs& inputs);
+
+// The field of that name among `fields`, or null.
+const FilterField* find_field(const std::vector<FilterField>& fields, std::string_view name);
 
 class EventFilter {
  public:

@@ -1,8 +1,9 @@
 // Calls for filters and aggregations to select from, in an order fixed by its arguments.
 //   filter_calls visits N   calls visit(n, u, name, s) N times with a spread of numbers and names
-//   filter_calls timed N    calls timed_call(k) N times; each call spins for k*20 µs (k = 0..4),
-//                           timed by the program with clock_gettime around the call: it prints
-//                           one "call K NS" line per call
+//   filter_calls timed N    calls timed_call(k) N times (k = i % 4); each call spins for
+//                           kSpinNs[k] (the middle of a power-of-two range of nanoseconds), timed
+//                           by the program with clock_gettime around the call: it prints one
+//                           "call K NS" line per call
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +22,10 @@ static unsigned long long now_ns(void) {
   return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
+static const unsigned long long kSpinNs[] = {3000, 24000, 48000, 100000};
+
 __attribute__((noinline)) long timed_call(long k) {
-  const unsigned long long until = now_ns() + (unsigned long long)k * 20000ull;
+  const unsigned long long until = now_ns() + kSpinNs[k & 3];
   long spins = 0;
   while (now_ns() < until) ++spins;
   return spins;
@@ -34,7 +37,7 @@ int main(int argc, char** argv) {
   long total = 0;
   if (strcmp(mode, "timed") == 0) {
     for (long i = 0; i < rounds; ++i) {
-      const long k = (i * 3) % 5;
+      const long k = i % 4;
       const unsigned long long start = now_ns();
       total += timed_call(k);
       printf("call %ld %llu\n", k, now_ns() - start);

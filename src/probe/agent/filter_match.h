@@ -1,16 +1,45 @@
 #pragma once
-// How the kernel's event filter matches a string field against the text of `==`, `!=` and
+// How the kernel's event filter compares a field with a predicate's operand
+// (kernel/trace/trace_events_filter.c). Numbers: cut to the field's size (sign-extended when
+// signed), then == != < <= > >= or & (any common bit). Strings: matched against the text of `==`, `!=` and
 // `~` (kernel/trace/trace_events_filter.c, filter_build_regex): `==`/`!=` compare the whole
 // string; `~` looks at where its '*' are: "abc" the whole string, "abc*" a prefix, "*abc" a
 // suffix, "*abc*" a substring, anything else (a '*' inside, '?', '[', '\') a shell glob; a
 // leading '!' negates the match.
 //
-// Freestanding (no library, no allocation): the in-process agent includes it too, so that a
-// filter evaluated in the traced process and one evaluated by the tracer agree by
-// construction.
+// Freestanding (no library, no allocation): the in-process agent evaluates filters with it and
+// so does the tracer (probe/filter), so both agree by construction.
 #include <stdint.h>
 
-namespace xprobe::probe::filter {
+namespace xprobe::agent {
+
+enum class CompareOp : uint8_t { Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual, BitAnd, Glob };
+
+// A number as the kernel compares it: cut to `size` bytes, sign-extended when signed.
+inline uint64_t number_at_size(uint64_t value, uint8_t size, bool is_signed) {
+  if (size >= 8 || size == 0) return value;
+  const unsigned bits = 8u * size;
+  const uint64_t mask = (uint64_t{1} << bits) - 1;
+  value &= mask;
+  if (is_signed && (value >> (bits - 1)) != 0) value |= ~mask;
+  return value;
+}
+
+inline bool compare_numbers(CompareOp op, uint64_t field, uint64_t operand, uint8_t size, bool is_signed) {
+  const uint64_t a = number_at_size(field, size, is_signed), b = number_at_size(operand, size, is_signed);
+  const auto sa = static_cast<int64_t>(a), sb = static_cast<int64_t>(b);
+  switch (op) {
+    case CompareOp::Equal: return a == b;
+    case CompareOp::NotEqual: return a != b;
+    case CompareOp::Less: return is_signed ? sa < sb : a < b;
+    case CompareOp::LessEqual: return is_signed ? sa <= sb : a <= b;
+    case CompareOp::Greater: return is_signed ? sa > sb : a > b;
+    case CompareOp::GreaterEqual: return is_signed ? sa >= sb : a >= b;
+    case CompareOp::BitAnd: return (a & b) != 0;
+    case CompareOp::Glob: return false;
+  }
+  return false;
+}
 
 enum StringMatch : uint8_t {
   kMatchFull = 0,
@@ -118,4 +147,4 @@ inline bool string_matches(StringMatch match, const char* pattern, uint32_t patt
   return false;
 }
 
-}  // namespace xprobe::probe::filter
+}  // namespace xprobe::agent

@@ -1,0 +1,286 @@
+#include "trace/aggregation/hist_trigger.h"
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "trace/event_fields.h"
+
+namespace xprobe::trace {
+namespace {
+
+using probe::filter::FilterField;
+
+std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  for (;;) {
+    const size_t at = text.find(separator, start);
+    parts.push_back(text.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+    if (at == std::string_view::npos) return parts;
+    start = at + 1;
+  }
+}
+
+std::optional<uint64_t> number_in(std::string_view text) {
+  uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+const char* modifier_suffix(const HistField& field) {
+  switch (field.modifier) {
+    case HistField::Modifier::Hex: return ".hex";
+    case HistField::Modifier::Sym: return ".sym";
+    case HistField::Modifier::SymOffset: return ".sym-offset";
+    case HistField::Modifier::Execname: return ".execname";
+    case HistField::Modifier::Log2: return ".log2";
+    case HistField::Modifier::Buckets: return ".buckets";
+    case HistField::Modifier::None: return "";
+  }
+  return "";
+}
+
+std::string field_text(const HistField& field) {
+  std::string out = field.name + modifier_suffix(field);
+  if (field.modifier == HistField::Modifier::Buckets) out += fmt::format("={}", field.buckets);
+  return out;
+}
+
+Result<HistField> parse_field(std::string_view text, const std::vector<FilterField>& fields, bool is_key,
+                              std::string_view trigger) {
+  HistField out;
+  std::string_view name = text;
+  std::string_view modifier;
+  if (const size_t dot = text.find('.'); dot != std::string_view::npos) {
+    name = text.substr(0, dot);
+    modifier = text.substr(dot + 1);
+  }
+  const FilterField* field = probe::filter::find_field(fields, name);
+  if (field == nullptr)
+    return make_error(fmt::format("'{}': Couldn't find field: {}", trigger, name));
+  out.name = std::string(name);
+  out.field = *field;
+  if (modifier.empty()) {
+  } else if (modifier == "hex") {
+    out.modifier = HistField::Modifier::Hex;
+  } else if (is_key && modifier == "sym") {
+    out.modifier = HistField::Modifier::Sym;
+  } else if (is_key && modifier == "sym-offset") {
+    out.modifier = HistField::Modifier::SymOffset;
+  } else if (is_key && modifier == "execname" && name == "common_pid") {
+    out.modifier = HistField::Modifier::Execname;
+  } else if (is_key && modifier == "log2") {
+    out.modifier = HistField::Modifier::Log2;
+  } else if (is_key && modifier.starts_with("buckets=")) {
+    const auto buckets = number_in(modifier.substr(8));
+    if (!buckets || *buckets == 0) return make_error(fmt::format("'{}': Invalid bucket size: {}", trigger, text));
+    out.modifier = HistField::Modifier::Buckets;
+    out.buckets = *buckets;
+  } else {
+    return make_error(fmt::format("'{}': Invalid field modifier: {}", trigger, text));
+  }
+  if (out.field.is_string && out.modifier != HistField::Modifier::None)
+    return make_error(fmt::format("'{}': Invalid field modifier for a string: {}", trigger, text));
+  if (!is_key && out.field.is_string) return make_error(fmt::format("'{}': Invalid value (a string): {}", trigger, name));
+  return out;
+}
+
+uint64_t ilog2_roundup(uint64_t value) {
+  // The kernel's ilog2(roundup_pow_of_two(value)).
+  if (value <= 1) return 0;
+  return 64 - static_cast<uint64_t>(std::countl_zero(value - 1));
+}
+
+}  // namespace
+
+std::string HistSpec::describe() const {
+  std::string out = "hist:keys=";
+  for (size_t i = 0; i < keys.size(); ++i) out += (i ? "," : "") + field_text(keys[i]);
+  out += ":vals=hitcount";
+  for (const HistField& value : vals) out += "," + field_text(value);
+  out += ":sort=";
+  for (size_t i = 0; i < sort.size(); ++i) out += (i ? "," : "") + sort[i].name + (sort[i].descending ? ".descending" : "");
+  out += fmt::format(":size={}", std::bit_ceil(size));
+  if (!filter.empty()) out += " if " + filter;
+  out += paused ? " [paused]" : " [active]";
+  return out;
+}
+
+Result<HistSpec> parse_hist_trigger(std::string_view text, const EventDescription& event) {
+  const std::string whole(text);
+  std::string_view trigger = text;
+  HistSpec spec;
+  if (const size_t at = trigger.find(" if "); at != std::string_view::npos) {
+    spec.filter = std::string(trigger.substr(at + 4));
+    trigger = trigger.substr(0, at);
+  }
+  if (!trigger.starts_with("hist:")) return make_error(fmt::format("'{}': a hist trigger starts with 'hist:'", whole));
+  const std::vector<FilterField> fields = fields_of(event);
+  for (std::string_view part : split(trigger.substr(5), ':')) {
+    if (part.empty()) continue;
+    const size_t equals = part.find('=');
+    const std::string_view key = part.substr(0, equals);
+    const std::string_view value = equals == std::string_view::npos ? std::string_view{} : part.substr(equals + 1);
+    if (key == "keys" || key == "key") {
+      for (std::string_view name : split(value, ',')) {
+        auto field = parse_field(name, fields, true, whole);
+        if (!field) return field.error();
+        spec.keys.push_back(std::move(*field));
+      }
+    } else if (key == "vals" || key == "values") {
+      for (std::string_view name : split(value, ',')) {
+        if (name == "hitcount") continue;
+        auto field = parse_field(name, fields, false, whole);
+        if (!field) return field.error();
+        spec.vals.push_back(std::move(*field));
+      }
+    } else if (key == "sort") {
+      for (std::string_view name : split(value, ',')) {
+        HistSortKey sort;
+        if (name.ends_with(".descending")) {
+          sort.descending = true;
+          name.remove_suffix(11);
+        } else if (name.ends_with(".ascending")) {
+          name.remove_suffix(10);
+        }
+        bool known = name == "hitcount";
+        for (const HistField& f : spec.keys) known = known || f.name == name;
+        for (const HistField& f : spec.vals) known = known || f.name == name;
+        if (!known) return make_error(fmt::format("'{}': Couldn't find sort field: {}", whole, name));
+        sort.name = std::string(name);
+        spec.sort.push_back(std::move(sort));
+      }
+    } else if (key == "size") {
+      const auto size = number_in(value);
+      if (!size || *size == 0 || *size > (1u << 17)) return make_error(fmt::format("'{}': Invalid size: {}", whole, value));
+      spec.size = static_cast<unsigned>(*size);
+    } else if (part == "pause" || part == "paused") {
+      spec.paused = true;
+    } else if (part == "cont" || part == "continue" || part == "clear") {
+      // Commands to an existing trigger: a new one starts active and empty.
+    } else if (key == "name") {
+    } else {
+      return make_error(fmt::format("'{}': Unknown hist parameter: {}", whole, part));
+    }
+  }
+  if (spec.keys.empty()) return make_error(fmt::format("'{}': No keys given (hist:keys=FIELD)", whole));
+  if (spec.sort.empty()) spec.sort.push_back({"hitcount", false});
+  if (!spec.filter.empty()) {
+    auto filter = probe::filter::parse_event_filter(spec.filter, fields);
+    if (!filter) return make_error(fmt::format("'{}': the filter is refused:\n{}", whole, filter.error().render()));
+  }
+  return spec;
+}
+
+HistTable::HistTable(HistSpec spec, const EventDescription& event) : spec_(std::move(spec)) {
+  if (spec_.filter.empty()) return;
+  auto filter = probe::filter::parse_event_filter(spec_.filter, fields_of(event));
+  if (filter) filter_.emplace(std::move(filter.value()));  // parse_hist_trigger checked it
+}
+
+void HistTable::clear() {
+  entries_.clear();
+  hits_ = 0;
+  dropped_ = 0;
+}
+
+void HistTable::add(const EventRecord& record, bool is_return) {
+  if (spec_.paused) return;
+  const probe::filter::FilterInputs inputs = inputs_of(record, is_return);
+  if (filter_ && !filter_->matches(inputs)) return;
+  std::vector<KeyPart> key;
+  for (const HistField& field : spec_.keys) {
+    const probe::filter::FieldValue value = probe::filter::field_value(field.field, inputs);
+    KeyPart part;
+    if (value.is_string) part.text = std::string(value.text);
+    else if (field.modifier == HistField::Modifier::Log2) part.number = ilog2_roundup(value.number);
+    else if (field.modifier == HistField::Modifier::Buckets) part.number = value.number / field.buckets * field.buckets;
+    else part.number = value.number;
+    key.push_back(std::move(part));
+  }
+  auto found = entries_.find(key);
+  if (found == entries_.end()) {
+    if (entries_.size() >= std::bit_ceil(spec_.size)) {
+      ++dropped_;
+      return;
+    }
+    Entry entry;
+    entry.sums.assign(spec_.vals.size(), 0);
+    for (const HistField& field : spec_.keys)
+      entry.execnames.push_back(field.modifier == HistField::Modifier::Execname ? record.comm : std::string());
+    found = entries_.emplace(std::move(key), std::move(entry)).first;
+  }
+  ++hits_;
+  ++found->second.hitcount;
+  for (size_t i = 0; i < spec_.vals.size(); ++i)
+    found->second.sums[i] += probe::filter::field_value(spec_.vals[i].field, inputs).number;
+}
+
+std::string HistTable::format(const Symbolize& symbolize) const {
+  std::string out = "# event histogram\n#\n# trigger info: " + spec_.describe() + "\n#\n\n";
+  using Item = std::pair<const std::vector<KeyPart>*, const Entry*>;
+  std::vector<Item> items;
+  for (const auto& [key, entry] : entries_) items.emplace_back(&key, &entry);
+  // The value a sort key names in an entry: its key part or its sum (numbers), or its text.
+  auto sort_value = [&](const Item& item, const HistSortKey& sort) -> KeyPart {
+    if (sort.name == "hitcount") return {item.second->hitcount, {}};
+    for (size_t i = 0; i < spec_.keys.size(); ++i)
+      if (spec_.keys[i].name == sort.name) return (*item.first)[i];
+    for (size_t i = 0; i < spec_.vals.size(); ++i)
+      if (spec_.vals[i].name == sort.name) return {item.second->sums[i], {}};
+    return {};
+  };
+  std::stable_sort(items.begin(), items.end(), [&](const Item& a, const Item& b) {
+    for (const HistSortKey& sort : spec_.sort) {
+      const KeyPart x = sort_value(a, sort), y = sort_value(b, sort);
+      if (x == y) continue;
+      return sort.descending ? y < x : x < y;
+    }
+    return false;  // equal on every sort key: in key order
+  });
+  for (const Item& item : items) {
+    std::string line = "{ ";
+    for (size_t i = 0; i < spec_.keys.size(); ++i) {
+      const HistField& field = spec_.keys[i];
+      const KeyPart& part = (*item.first)[i];
+      if (i > 0) line += ", ";
+      if (field.field.is_string) {
+        line += fmt::format("{}: {:<50}", field.name, part.text);
+        continue;
+      }
+      switch (field.modifier) {
+        case HistField::Modifier::Hex: line += fmt::format("{}: {:x}", field.name, part.number); break;
+        case HistField::Modifier::Sym:
+          line += fmt::format("{}: [{:x}] {:<45}", field.name, part.number, symbolize(part.number, false));
+          break;
+        case HistField::Modifier::SymOffset:
+          line += fmt::format("{}: [{:x}] {:<55}", field.name, part.number, symbolize(part.number, true));
+          break;
+        case HistField::Modifier::Execname:
+          line += fmt::format("{}: {:<16}[{:>10}]", field.name, item.second->execnames[i], part.number);
+          break;
+        case HistField::Modifier::Log2: line += fmt::format("{}: ~ 2^{:<2}", field.name, part.number); break;
+        case HistField::Modifier::Buckets:
+          line += fmt::format("{}: ~ {}-{}", field.name, part.number, part.number + field.buckets - 1);
+          break;
+        case HistField::Modifier::None: line += fmt::format("{}: {:>10}", field.name, part.number); break;
+      }
+    }
+    line += fmt::format(" }} hitcount: {:>10}", item.second->hitcount);
+    for (size_t i = 0; i < spec_.vals.size(); ++i) {
+      if (spec_.vals[i].modifier == HistField::Modifier::Hex)
+        line += fmt::format("  {}: {:>10x}", spec_.vals[i].name, item.second->sums[i]);
+      else
+        line += fmt::format("  {}: {:>10}", spec_.vals[i].name, item.second->sums[i]);
+    }
+    out += line + "\n";
+  }
+  out += fmt::format("\nTotals:\n    Hits: {}\n    Entries: {}\n    Dropped: {}\n", hits_, entries_.size(), dropped_);
+  return out;
+}
+
+}  // namespace xprobe::trace

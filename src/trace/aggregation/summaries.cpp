@@ -1,0 +1,272 @@
+#include "trace/aggregation/summaries.h"
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "trace/event_fields.h"
+
+namespace xprobe::trace {
+namespace {
+
+std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  for (;;) {
+    const size_t at = text.find(separator, start);
+    parts.push_back(text.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+    if (at == std::string_view::npos) return parts;
+    start = at + 1;
+  }
+}
+
+std::optional<int64_t> integer_in(std::string_view text) {
+  int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+const char* option_of(SummaryKind kind) {
+  switch (kind) {
+    case SummaryKind::Count: return "--count";
+    case SummaryKind::Hist: return "--hist";
+    case SummaryKind::Lhist: return "--lhist";
+    case SummaryKind::Sum: return "--sum";
+    case SummaryKind::Avg: return "--avg";
+    case SummaryKind::Min: return "--min";
+    case SummaryKind::Max: return "--max";
+    case SummaryKind::Latency: return "--latency";
+  }
+  return "";
+}
+
+int64_t signed_value(const probe::filter::FilterField& field, uint64_t number) {
+  return field.is_signed ? static_cast<int64_t>(number) : static_cast<int64_t>(number);
+}
+
+// bpftrace's labels: powers of two with K/M/G/T suffixes, lhist bounds divisible by 1K or 1M.
+std::string power_label(int power) {
+  const char* suffix = "";
+  if (power >= 40) {
+    suffix = "T";
+    power -= 40;
+  } else if (power >= 30) {
+    suffix = "G";
+    power -= 30;
+  } else if (power >= 20) {
+    suffix = "M";
+    power -= 20;
+  } else if (power >= 10) {
+    suffix = "K";
+    power -= 10;
+  }
+  return fmt::format("{}{}", uint64_t{1} << power, suffix);
+}
+
+std::string linear_label(int64_t number) {
+  if (number == 0) return "0";
+  if (number % 1048576 == 0) return fmt::format("{}M", number / 1048576);
+  if (number % 1024 == 0) return fmt::format("{}K", number / 1024);
+  return fmt::format("{}", number);
+}
+
+// bcc's _stars(): `width` stars for the biggest value.
+std::string stars(uint64_t value, uint64_t most, int width) {
+  std::string text;
+  for (int i = 0; i < width; ++i) {
+    if (static_cast<double>(i) > static_cast<double>(width) * static_cast<double>(value) / static_cast<double>(most) - 1)
+      break;
+    text += '*';
+  }
+  return text;
+}
+
+}  // namespace
+
+int log2_bucket(int64_t value) {
+  if (value < 0) return 0;
+  if (value == 0) return 1;
+  return 2 + (63 - std::countl_zero(static_cast<uint64_t>(value)));
+}
+
+int funclatency_bucket(uint64_t value) { return value == 0 ? 0 : 64 - std::countl_zero(value); }
+
+std::string summary_event(std::string_view text) { return std::string(text.substr(0, text.find(':'))); }
+
+Result<SummarySpec> parse_summary(SummaryKind kind, std::string_view text, const EventDescription& event) {
+  SummarySpec spec;
+  spec.kind = kind;
+  spec.text = std::string(text);
+  std::vector<std::string_view> parts = split(text, ':');
+  spec.event = std::string(parts.front());
+  parts.erase(parts.begin());
+  const std::vector<probe::filter::FilterField> fields = fields_of(event);
+  const std::string option = fmt::format("{} '{}'", option_of(kind), text);
+  auto field_named = [&](std::string_view name) -> Result<probe::filter::FilterField> {
+    const probe::filter::FilterField* field = probe::filter::find_field(fields, name);
+    if (field == nullptr) return make_error(fmt::format("{}: the event {} has no field '{}'", option, spec.event, name));
+    return *field;
+  };
+  const bool measures = kind != SummaryKind::Count && kind != SummaryKind::Latency;
+  size_t at = 0;
+  if (measures) {
+    if (parts.empty() || parts[0].empty()) return make_error(fmt::format("{}: give GRP/EVENT:FIELD", option));
+    auto field = field_named(parts[at++]);
+    if (!field) return field.error();
+    if (field->is_string) return make_error(fmt::format("{}: '{}' is a string, not a number", option, field->name));
+    spec.field = *field;
+  }
+  if (kind == SummaryKind::Lhist) {
+    if (parts.size() < at + 3) return make_error(fmt::format("{}: give GRP/EVENT:FIELD:MIN:MAX:STEP", option));
+    const auto min = integer_in(parts[at]), max = integer_in(parts[at + 1]), step = integer_in(parts[at + 2]);
+    if (!min || !max || !step || *step <= 0 || *max <= *min || (*max - *min) / *step > 1000)
+      return make_error(fmt::format("{}: MIN:MAX:STEP must be integers with MIN < MAX, STEP > 0, at most 1000 buckets", option));
+    spec.min = *min;
+    spec.max = *max;
+    spec.step = *step;
+    at += 3;
+  }
+  if (parts.size() > at) {
+    auto key = field_named(parts[at++]);
+    if (!key) return key.error();
+    spec.key = *key;
+  }
+  if (parts.size() > at) return make_error(fmt::format("{}: more parts than it takes", option));
+  if (kind == SummaryKind::Latency && !event.is_return)
+    return make_error(fmt::format("{}: {} is not a return probe (r: or %return)", option, spec.event));
+  return spec;
+}
+
+void Summary::add(const EventRecord& record, bool is_return, uint64_t latency_ns) {
+  const probe::filter::FilterInputs inputs = inputs_of(record, is_return);
+  Key key;
+  if (spec_.key) {
+    const probe::filter::FieldValue value = probe::filter::field_value(*spec_.key, inputs);
+    if (value.is_string) key.text = std::string(value.text);
+    else key.number = signed_value(*spec_.key, value.number);
+  }
+  Entry& entry = entries_[key];
+  int64_t value = 0;
+  if (spec_.field) value = signed_value(*spec_.field, probe::filter::field_value(*spec_.field, inputs).number);
+  if (spec_.kind == SummaryKind::Latency) value = static_cast<int64_t>(latency_ns);
+  if (entry.count == 0 || value < entry.min) entry.min = value;
+  if (entry.count == 0 || value > entry.max) entry.max = value;
+  ++entry.count;
+  entry.sum += value;
+  switch (spec_.kind) {
+    case SummaryKind::Hist: ++entry.buckets[log2_bucket(value)]; break;
+    case SummaryKind::Lhist: {
+      const int64_t buckets = (spec_.max - spec_.min) / spec_.step;
+      int index = 0;
+      if (value < spec_.min) index = 0;
+      else if (value >= spec_.max) index = static_cast<int>(buckets) + 1;
+      else index = static_cast<int>((value - spec_.min) / spec_.step) + 1;
+      ++entry.buckets[index];
+      break;
+    }
+    case SummaryKind::Latency: ++entry.buckets[funclatency_bucket(latency_ns)]; break;
+    default: break;
+  }
+}
+
+std::string Summary::map_name() const {
+  std::string name = "@" + spec_.event.substr(spec_.event.find('/') + 1);
+  if (spec_.field) name += "_" + spec_.field->name;
+  return name;
+}
+
+std::string Summary::key_text(const Key& key) const {
+  if (!spec_.key) return {};
+  return spec_.key->is_string ? key.text : fmt::format("{}", key.number);
+}
+
+std::string Summary::format_buckets(const Entry& entry) const {
+  if (entry.buckets.empty()) return {};
+  const int first = entry.buckets.begin()->first, last = entry.buckets.rbegin()->first;
+  uint64_t most = 0;
+  for (const auto& [index, count] : entry.buckets) most = std::max(most, count);
+  const int64_t linear_buckets = (spec_.max - spec_.min) / spec_.step;
+  std::string out;
+  for (int i = first; i <= last; ++i) {
+    const auto found = entry.buckets.find(i);
+    const uint64_t count = found == entry.buckets.end() ? 0 : found->second;
+    std::string label;
+    if (spec_.kind == SummaryKind::Hist) {
+      if (i == 0) label = "(..., 0)";
+      else if (i == 1) label = "[0]";
+      else if (i == 2) label = "[1]";
+      else label = fmt::format("[{}, {})", power_label(i - 2), power_label(i - 1));
+    } else {
+      if (i == 0) label = fmt::format("(..., {})", linear_label(spec_.min));
+      else if (i == linear_buckets + 1) label = fmt::format("[{}, ...)", linear_label(spec_.max));
+      else label = fmt::format("[{}, {})", linear_label((i - 1) * spec_.step + spec_.min), linear_label(i * spec_.step + spec_.min));
+    }
+    const auto bar = static_cast<size_t>(static_cast<float>(count) / static_cast<float>(most) * 52.0f);
+    out += fmt::format("{:<16}{:>8} |{:<52}|\n", label, count, std::string(bar, '@'));
+  }
+  return out;
+}
+
+std::string Summary::format_latency(const Entry& entry) const {
+  int last = -1;
+  uint64_t most = 0;
+  for (const auto& [index, count] : entry.buckets) {
+    if (count > 0) last = std::max(last, index);
+    most = std::max(most, count);
+  }
+  std::string out;
+  const bool wide = last > 32;
+  if (last > 0) out += wide ? fmt::format("               {:<29} : count     distribution\n", "nsecs")
+                            : fmt::format("     {:<19} : count     distribution\n", "nsecs");
+  for (int i = 1; i <= last; ++i) {
+    uint64_t low = (uint64_t{1} << i) >> 1, high = i >= 64 ? ~uint64_t{0} : (uint64_t{1} << i) - 1;
+    if (low == high) low -= 1;
+    const auto found = entry.buckets.find(i);
+    const uint64_t count = found == entry.buckets.end() ? 0 : found->second;
+    if (wide) out += fmt::format("{:>20} -> {:<20} : {:<8} |{:<20}|\n", low, high, count, stars(count, most, 20));
+    else out += fmt::format("{:>10} -> {:<10} : {:<8} |{:<40}|\n", low, high, count, stars(count, most, 40));
+  }
+  out += fmt::format("\navg = {} nsecs, total: {} nsecs, count: {}\n", entry.count ? entry.sum / entry.count : 0, entry.sum,
+                     entry.count);
+  return out;
+}
+
+std::string Summary::format() const {
+  using Item = std::pair<const Key*, const Entry*>;
+  std::vector<Item> items;
+  for (const auto& [key, entry] : entries_) items.emplace_back(&key, &entry);
+  auto value_of = [&](const Entry& entry) -> int64_t {
+    switch (spec_.kind) {
+      case SummaryKind::Sum: return entry.sum;
+      case SummaryKind::Avg: return entry.count ? entry.sum / entry.count : 0;
+      case SummaryKind::Min: return entry.min;
+      case SummaryKind::Max: return entry.max;
+      default: return entry.count;
+    }
+  };
+  // As bpftrace prints a map: smallest value first.
+  std::stable_sort(items.begin(), items.end(), [&](const Item& a, const Item& b) { return value_of(*a.second) < value_of(*b.second); });
+  std::string out;
+  if (spec_.kind == SummaryKind::Latency) {
+    if (items.empty()) return "\navg = 0 nsecs, total: 0 nsecs, count: 0\n";
+    for (const Item& item : items) {
+      if (spec_.key) out += fmt::format("\n{} = {}\n", spec_.key->name, key_text(*item.first));
+      out += format_latency(*item.second);
+    }
+    return out;
+  }
+  const std::string name = map_name();
+  const bool histogram = spec_.kind == SummaryKind::Hist || spec_.kind == SummaryKind::Lhist;
+  for (const Item& item : items) {
+    const std::string where = spec_.key ? fmt::format("{}[{}]", name, key_text(*item.first)) : name;
+    if (histogram) out += fmt::format("{}:\n{}\n", where, format_buckets(*item.second));
+    else out += fmt::format("{}: {}\n", where, value_of(*item.second));
+  }
+  if (items.empty() && !histogram) out += fmt::format("{}: 0\n", name);
+  return out + (histogram ? "" : "\n");
+}
+
+}  // namespace xprobe::trace

@@ -1,0 +1,199 @@
+// Aggregations end to end. The kernel here has no hist triggers, so the oracle of --hist is
+// the kernel's own filtered events of the same probe, counted and summed by key; each line is
+// checked against the kernel's format strings (trace_events_hist.c, histogram.rst). Latency is
+// checked against the program's own clock_gettime timing of each call.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+
+#include "test_support.h"
+#include "trace_runner.h"
+
+namespace xprobe::testing {
+namespace {
+
+std::string visit_definition() {
+  const std::string bin = FILTER_CALLS_PATH;
+  return fmt::format("p:xpt_oracle/visit {}:{:#x} n=%di:s64 u=%si:u32 name=+0(%dx):string s=%cx:s16", bin,
+                     file_offset_of(bin, "visit"));
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+uint64_t ilog2_roundup(uint64_t v) {
+  uint64_t power = 0;
+  while ((uint64_t{1} << power) < v) ++power;
+  return power;
+}
+
+struct Expected {
+  uint64_t hitcount = 0;
+  int64_t n_sum = 0;
+};
+
+// The hist file of `trigger`, checked line by line against the entries `expected` (key text as
+// the kernel prints it -> counts), in an order the sort allows.
+void expect_hist_file(const std::string& output, const std::string& trigger_info,
+                      const std::map<std::string, Expected>& expected, bool with_n) {
+  const std::vector<std::string> lines = lines_of(output);
+  const std::vector<std::string> header = {"# event histogram", "#", "# trigger info: " + trigger_info, "#", ""};
+  size_t at = 0;
+  while (at < lines.size() && lines[at] != header[0]) ++at;
+  ASSERT_LT(at, lines.size()) << output;
+  for (size_t i = 0; i < header.size(); ++i) ASSERT_EQ(lines.at(at + i), header[i]) << output;
+  at += header.size();
+  std::map<std::string, Expected> seen;
+  uint64_t last_hitcount = 0, hits = 0;
+  for (; at < lines.size() && !lines[at].empty(); ++at) {
+    const std::string& line = lines[at];
+    bool matched = false;
+    for (const auto& [key, entry] : expected) {
+      std::string want = fmt::format("{{ {} }} hitcount: {:>10}", key, entry.hitcount);
+      if (with_n) want += fmt::format("  n: {:>10}", static_cast<uint64_t>(entry.n_sum));
+      if (line == want) {
+        matched = true;
+        seen[key] = entry;
+        EXPECT_GE(entry.hitcount, last_hitcount) << "sort=hitcount is ascending:\n" << output;
+        last_hitcount = entry.hitcount;
+        hits += entry.hitcount;
+      }
+    }
+    EXPECT_TRUE(matched) << "unexpected entry line: '" << line << "'\n" << output;
+  }
+  EXPECT_EQ(seen.size(), expected.size()) << output;
+  ASSERT_LT(at + 4, lines.size()) << output;
+  EXPECT_EQ(lines[at + 1], "Totals:");
+  EXPECT_EQ(lines[at + 2], fmt::format("    Hits: {}", hits));
+  EXPECT_EQ(lines[at + 3], fmt::format("    Entries: {}", expected.size()));
+  EXPECT_EQ(lines[at + 4], "    Dropped: 0");
+}
+
+TEST(HistOracle, KernelsFilteredEventsCountedByKeyAreTheHistEntries) {
+  const std::vector<std::string> command{FILTER_CALLS_PATH, "visits", "120"};
+  const std::string filter = "n < 400 && name != \"zeta\"";
+  KernelRun kernel = run_under_kernel_uprobes({visit_definition()}, command, {{"xpt_oracle/visit", filter}});
+  if (!kernel.skip_reason.empty()) GTEST_SKIP() << kernel.skip_reason;
+  ASSERT_GT(kernel.events.size(), 10u);
+  std::map<std::string, Expected> by_name, by_log2;
+  for (const TraceEvent& event : kernel.events) {
+    std::string name = event.arg("name");
+    name = name.substr(1, name.size() - 2);  // the kernel quotes it
+    const int64_t n = std::stoll(event.arg("n"));
+    const uint64_t u = std::stoull(event.arg("u"));
+    Expected& e = by_name[fmt::format("name: {:<50}", name)];
+    ++e.hitcount;
+    e.n_sum += n;
+    ++by_log2[fmt::format("u: ~ 2^{:<2}", ilog2_roundup(u))].hitcount;
+  }
+  for (const char* engine : {"trap", "jump"}) {
+    TracedRun xprobe = run_xprobe({"--engine", engine, "-e", visit_definition(), "--hist",
+                                   "xpt_oracle/visit:hist:keys=name:vals=n:sort=hitcount if " + filter, "--hist",
+                                   "xpt_oracle/visit:hist:keys=u.log2 if " + filter},
+                                  command, false);
+    ASSERT_EQ(xprobe.xprobe_status, 0) << xprobe.diagnostics;
+    // Aggregated hits are not printed as events.
+    EXPECT_EQ(xprobe.events.size(), 0u) << xprobe.trace_text;
+    const std::string text = xprobe.trace_text;
+    const size_t second = text.find("# event histogram", text.find("# event histogram") + 1);
+    ASSERT_NE(second, std::string::npos) << text;
+    expect_hist_file(text.substr(0, second),
+                     "hist:keys=name:vals=hitcount,n:sort=hitcount:size=2048 if " + filter + " [active]", by_name, true);
+    expect_hist_file(text.substr(second), "hist:keys=u.log2:vals=hitcount:sort=hitcount:size=2048 if " + filter + " [active]",
+                     by_log2, false);
+  }
+}
+
+TEST(HistOracle, SizeLimitsTheEntriesAndCountsTheDropped) {
+  TracedRun xprobe = run_xprobe({"-e", visit_definition(), "--hist", "xpt_oracle/visit:hist:keys=n:size=4"},
+                                {FILTER_CALLS_PATH, "visits", "10"}, false);
+  ASSERT_EQ(xprobe.xprobe_status, 0) << xprobe.diagnostics;
+  // Ten distinct n: the first four get entries, six hits are dropped.
+  EXPECT_NE(xprobe.trace_text.find("    Hits: 4\n    Entries: 4\n    Dropped: 6\n"), std::string::npos) << xprobe.trace_text;
+}
+
+TEST(HistOracle, BadTriggersAreRefusedBeforeAnythingStarts) {
+  for (const std::string trigger : {"hist:keys=nosuch", "hist:keys=n:sort=u", "hist:keys=name.log2", "hist:vals=n"}) {
+    TracedRun xprobe = run_xprobe({"-e", visit_definition(), "--hist", "xpt_oracle/visit:" + trigger},
+                                  {FILTER_CALLS_PATH, "visits", "3"}, false);
+    EXPECT_NE(xprobe.xprobe_status, 0) << trigger;
+    EXPECT_EQ(xprobe.program_output, "") << trigger;
+    EXPECT_NE(xprobe.diagnostics.find(trigger), std::string::npos) << xprobe.diagnostics;
+  }
+}
+
+// bpftrace's count() keyed by a string: one "@visit[NAME]: N" line per name, as many as the
+// kernel's events of each name.
+TEST(Summaries, CountByKeyMatchesTheKernelsEvents) {
+  const std::vector<std::string> command{FILTER_CALLS_PATH, "visits", "90"};
+  KernelRun kernel = run_under_kernel_uprobes({visit_definition()}, command);
+  if (!kernel.skip_reason.empty()) GTEST_SKIP() << kernel.skip_reason;
+  std::map<std::string, int> counts;
+  for (const TraceEvent& event : kernel.events) ++counts[event.arg("name").substr(1, event.arg("name").size() - 2)];
+  TracedRun xprobe = run_xprobe({"-e", visit_definition(), "--count", "xpt_oracle/visit:name"}, command, false);
+  ASSERT_EQ(xprobe.xprobe_status, 0) << xprobe.diagnostics;
+  for (const auto& [name, count] : counts)
+    EXPECT_NE(xprobe.trace_text.find(fmt::format("@visit[{}]: {}\n", name, count)), std::string::npos)
+        << name << "\n" << xprobe.trace_text;
+}
+
+// bcc funclatency's rows per key (the call's argument k, saved at entry): every call lands in a
+// bucket between its spin time's and the time the program itself measured around the call.
+TEST(Latency, EachCallsTimeLiesBetweenItsSpinAndTheProgramsOwnMeasure) {
+  const std::string bin = FILTER_CALLS_PATH;
+  const std::string definition = fmt::format("r:xpt_oracle/timed {}:timed_call%return k=$arg1:s64", bin);
+  const std::vector<std::string> command{bin, "timed", "40"};
+  const uint64_t spin_ns[] = {3000, 24000, 48000, 100000};
+  auto bucket_of = [](uint64_t ns) {  // bcc's bpf_log2l()
+    int b = 0;
+    while (ns != 0) {
+      ++b;
+      ns >>= 1;
+    }
+    return b;
+  };
+  for (const char* engine : {"trap", "jump"}) {
+    TracedRun xprobe = run_xprobe({"--engine", engine, "-e", definition, "--latency", "xpt_oracle/timed:k"}, command, false);
+    ASSERT_EQ(xprobe.xprobe_status, 0) << xprobe.diagnostics;
+    // The program's "call K NS" lines.
+    std::map<int, uint64_t> longest, calls;
+    for (const std::string& line : lines_of(xprobe.program_output)) {
+      int k = 0;
+      unsigned long long ns = 0;
+      ASSERT_EQ(std::sscanf(line.c_str(), "call %d %llu", &k, &ns), 2) << line;
+      longest[k] = std::max<uint64_t>(longest[k], ns);
+      ++calls[k];
+    }
+    ASSERT_EQ(calls.size(), 4u) << xprobe.program_output;
+    // "\nk = K\n" then bcc's header and rows "LOW -> HIGH : COUNT |stars|", then the average.
+    const std::vector<std::string> lines = lines_of(xprobe.trace_text);
+    int key = -1;
+    std::map<int, uint64_t> counted;
+    for (const std::string& line : lines) {
+      if (std::sscanf(line.c_str(), "k = %d", &key) == 1) continue;
+      if (line == "     nsecs               : count     distribution") continue;
+      unsigned long long low = 0, high = 0, count = 0;
+      if (std::sscanf(line.c_str(), "%llu -> %llu : %llu |", &low, &high, &count) != 3) continue;
+      ASSERT_GE(key, 0) << xprobe.trace_text;
+      ASSERT_LT(key, 4);
+      EXPECT_EQ(line, fmt::format("{:>10} -> {:<10} : {:<8} |", low, high, count) + line.substr(line.find('|') + 1))
+          << "bcc's row format";
+      const int bucket = bucket_of(high);
+      if (count == 0) continue;
+      counted[key] += count;
+      EXPECT_GE(bucket, bucket_of(spin_ns[key])) << "k=" << key << ": faster than its spin?\n" << xprobe.trace_text;
+      EXPECT_LE(bucket, bucket_of(longest[key])) << "k=" << key << ": slower than the program measured\n" << xprobe.trace_text;
+    }
+    for (const auto& [k, n] : calls) EXPECT_EQ(counted[k], n) << "k=" << k << " (--engine " << engine << ")\n" << xprobe.trace_text;
+    EXPECT_NE(xprobe.trace_text.find("avg = "), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace xprobe::testing
