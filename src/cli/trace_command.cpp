@@ -167,6 +167,9 @@ CommandRunner add_trace_command(CLI::App& app, const std::vector<std::string>& p
       "  xprobe trace -e 'p libc.so.6:*alloc' -o allocs.txt -- ls\n"
       "  xprobe trace -e 'p:bank/deposit Account::deposit amount=%si:s64' -- ./accounts\n"
       "  xprobe trace --format json -e 'p:demo/fib fib n=%di:s64' -- ./sample\n"
+      "  xprobe trace -e 'p:demo/fib fib n=%di:s64' --filter 'demo/fib:n > 2' -- ./sample\n"
+      "  xprobe trace -e 'p:demo/fib fib n=%di:s64' --hist 'demo/fib:hist:keys=n:sort=n' -- ./sample\n"
+      "  xprobe trace -e 'r:demo/fib_ret fib%return' --latency demo/fib_ret -- ./sample\n"
       "Definitions: see man xprobe (DEFINITIONS) or the kernel's Documentation/trace/uprobetracer.rst.");
   return [cmd, options, &program]() {
     if (!cmd->parsed()) return -1;

@@ -9,16 +9,11 @@
 #include <sstream>
 
 #include "test_support.h"
+#include "filter_calls.h"
 #include "trace_runner.h"
 
 namespace xprobe::testing {
 namespace {
-
-std::string visit_definition() {
-  const std::string bin = FILTER_CALLS_PATH;
-  return fmt::format("p:xpt_oracle/visit {}:{:#x} n=%di:s64 u=%si:u32 name=+0(%dx):string s=%cx:s16", bin,
-                     file_offset_of(bin, "visit"));
-}
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
@@ -193,6 +188,30 @@ TEST(Latency, EachCallsTimeLiesBetweenItsSpinAndTheProgramsOwnMeasure) {
     for (const auto& [k, n] : calls) EXPECT_EQ(counted[k], n) << "k=" << k << " (--engine " << engine << ")\n" << xprobe.trace_text;
     EXPECT_NE(xprobe.trace_text.find("avg = "), std::string::npos);
   }
+}
+
+// --interval prints the tables while tracing; with --clear each print starts them again, so the
+// counts of all the prints (the last one at the end) add up to every call.
+TEST(Summaries, IntervalPrintsAndClearAddUpToEveryCall) {
+  const std::string bin = FILTER_CALLS_PATH;
+  TracedRun xprobe = run_xprobe({"-e", fmt::format("p:xpt_oracle/timed {}:timed_call", bin), "--count", "xpt_oracle/timed",
+                                 "--interval", "1", "--clear"},
+                                {bin, "timed", "40000"}, false);
+  ASSERT_EQ(xprobe.xprobe_status, 0) << xprobe.diagnostics;
+  long total = 0, prints = 0, stamps = 0;
+  for (const std::string& line : lines_of(xprobe.trace_text)) {
+    long count = 0;
+    int h = 0, m = 0, sec = 0;
+    if (std::sscanf(line.c_str(), "@timed: %ld", &count) == 1) {
+      total += count;
+      ++prints;
+    }
+    if (line.size() == 8 && std::sscanf(line.c_str(), "%d:%d:%d", &h, &m, &sec) == 3) ++stamps;
+  }
+  EXPECT_EQ(total, 40000) << xprobe.trace_text;
+  // 40000 calls of 44 µs on average: at least one print while tracing, then the last one.
+  EXPECT_GE(stamps, 1) << xprobe.trace_text;
+  EXPECT_EQ(prints, stamps + 1) << xprobe.trace_text;
 }
 
 }  // namespace

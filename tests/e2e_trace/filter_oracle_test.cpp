@@ -7,16 +7,11 @@
 #include <gtest/gtest.h>
 
 #include "test_support.h"
+#include "filter_calls.h"
 #include "trace_runner.h"
 
 namespace xprobe::testing {
 namespace {
-
-std::string visit_definition() {
-  const std::string bin = FILTER_CALLS_PATH;
-  return fmt::format("p:xpt_oracle/visit {}:{:#x} n=%di:s64 u=%si:u32 name=+0(%dx):string s=%cx:s16", bin,
-                     file_offset_of(bin, "visit"));
-}
 
 const std::vector<std::string> kFilters = {
     "n < 0 && u & 1",

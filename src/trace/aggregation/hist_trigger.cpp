@@ -6,23 +6,13 @@
 
 #include <fmt/format.h>
 
+#include "support/split.h"
 #include "trace/event_fields.h"
 
 namespace xprobe::trace {
 namespace {
 
 using probe::filter::FilterField;
-
-std::vector<std::string_view> split(std::string_view text, char separator) {
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  for (;;) {
-    const size_t at = text.find(separator, start);
-    parts.push_back(text.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
-    if (at == std::string_view::npos) return parts;
-    start = at + 1;
-  }
-}
 
 std::optional<uint64_t> number_in(std::string_view text) {
   uint64_t value = 0;

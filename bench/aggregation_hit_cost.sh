@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Per-hit cost of filtering and aggregating, side by side in one run, on bench/workload's
+# work(i, i+1) called N times (one thread):
+#   xprobe-entry        a plain jump-optimized entry probe, events to a file (the reference)
+#   xprobe-filter-false the same probe with a filter that rejects every hit (decided in the agent)
+#   xprobe-hist         --hist 'hist:keys=a.log2' (a key on an argument)
+#   xprobe-latency      a return probe feeding --latency
+#   kernel-entry        the kernel's uprobe, its events read from a tracefs instance
+#   kernel-filter-false the kernel's uprobe with the same rejecting filter
+#   kernel-count        the kernel's uprobe, its events counted by key afterwards (this kernel has
+#                       no hist triggers: that is the kernel's way to the same table)
+#   bpftrace-count      uprobe { @ = count(); }
+#   bpftrace-hist       uprobe { @ = hist(arg0); }
+# ns/hit = (traced loop ns - untraced loop ns) / N, the loop timed by the workload itself (start-up
+# and tear-down never count). RUNS rounds, every tracer once per round, in turn.
+#   bench/aggregation_hit_cost.sh BUILD   (a Release build with XPROBE_BENCH=ON; root)
+set -u
+BUILD=${1:?usage: aggregation_hit_cost.sh BUILD}
+N=${N:-200000}; RUNS=${RUNS:-3}
+WB=$BUILD/bench/workload/work_bench
+X=$BUILD/src/cli/xprobe
+T=$(mktemp -d)
+TRACEFS=/sys/kernel/tracing
+GROUP=xprobe_aggbench_$$
+INSTANCE=$TRACEFS/instances/$GROUP
+cleanup() {
+  [ -d "$INSTANCE" ] && { echo 0 > "$INSTANCE/events/$GROUP/enable" 2>/dev/null; rmdir "$INSTANCE" 2>/dev/null; }
+  echo "-:$GROUP/work" >> "$TRACEFS/uprobe_events" 2>/dev/null
+  rm -rf "$T"
+}
+trap cleanup EXIT
+[ -e "$TRACEFS/uprobe_events" ] || mount -t tracefs nodev "$TRACEFS"
+loop() { sed -n 's/.*loop_ns=\([0-9]*\).*/\1/p' "$1"; }
+DEF="p:bench/work $WB:work a=%di:s64 b=%si:s64"
+REJECT="a < 0"  # a = i >= 0: never true
+OFF=$(python3 "$(dirname "$0")/peers/elf_symbols.py" "$WB" work | awk '$1 == "work" { print $2; exit }')
+
+kernel() {  # FILTER|"" COUNT(0/1) -> loop ns; events in $T/kevents
+  mkdir "$INSTANCE"
+  echo $(( N * 128 / 1024 + 1024 )) > "$INSTANCE/buffer_size_kb"
+  echo "p:$GROUP/work $WB:$OFF a=%di:s64 b=%si:s64" >> "$TRACEFS/uprobe_events"
+  [ -n "$1" ] && echo "$1" > "$INSTANCE/events/$GROUP/work/filter"
+  echo 1 > "$INSTANCE/events/$GROUP/enable"
+  "$WB" --threads 1 --timing "$T/k" "$N" >/dev/null
+  echo 0 > "$INSTANCE/events/$GROUP/enable"
+  if [ "$2" = 1 ]; then  # counted by key (a's log2 bucket), as a hist would
+    grep -v '^#' "$INSTANCE/trace" | sed -n 's/.* a=\([0-9-]*\) .*/\1/p' |
+      awk '{ k = 0; v = $1; while (v > 1) { v = v / 2; k++ } c[k]++ } END { for (k in c) n++; print n " keys" }' > "$T/kcount"
+  fi
+  grep -vc '^#' "$INSTANCE/trace" > "$T/kevents"
+  rmdir "$INSTANCE"
+  echo "-:$GROUP/work" >> "$TRACEFS/uprobe_events"
+  loop "$T/k"
+}
+
+for r in $(seq "$RUNS"); do
+  "$WB" --threads 1 --timing "$T/u" "$N" >/dev/null; base=$(loop "$T/u")
+  report() { echo "round=$r $1 ns_per_hit=$(( ($2 - base) / N )) $3"; }
+  "$X" trace --engine jump -e "$DEF" -o "$T/trace" -- "$WB" --threads 1 --timing "$T/x" "$N" >/dev/null 2>&1
+  report xprobe-entry "$(loop "$T/x")" "events=$(grep -vc '^#' "$T/trace")"
+  "$X" trace --engine jump --summary -e "$DEF" --filter "bench/work:$REJECT" -o "$T/trace" -- "$WB" --threads 1 --timing "$T/x" "$N" >/dev/null 2>"$T/err"
+  report xprobe-filter-false "$(loop "$T/x")" "events=$(grep -vc '^#' "$T/trace") $(grep -o 'ring records read: [0-9]*' "$T/err" | tr ' ' _)"
+  "$X" trace --engine jump -e "$DEF" --hist 'bench/work:hist:keys=a.log2' -o "$T/trace" -- "$WB" --threads 1 --timing "$T/x" "$N" >/dev/null 2>&1
+  report xprobe-hist "$(loop "$T/x")" "$(grep -c '^{' "$T/trace")_keys"
+  "$X" trace --engine jump -e "r:bench/work_ret $WB:work%return r=\$retval:s64" --latency bench/work_ret -o "$T/trace" -- "$WB" --threads 1 --timing "$T/x" "$N" >/dev/null 2>&1
+  report xprobe-latency "$(loop "$T/x")" "$(grep -o 'count: [0-9]*' "$T/trace" | tr ' ' _)"
+  report kernel-entry "$(kernel "" 0)" "events=$(cat "$T/kevents")"
+  report kernel-filter-false "$(kernel "$REJECT" 0)" "events=$(cat "$T/kevents")"
+  report kernel-count "$(kernel "" 1)" "$(tr ' ' _ < "$T/kcount")"
+  if command -v bpftrace >/dev/null; then
+    bpftrace -e "uprobe:$WB:work { @ = count(); }" -c "$WB --threads 1 --timing $T/b $N" >"$T/bout" 2>&1
+    report bpftrace-count "$(loop "$T/b")" "$(grep -o '^@: [0-9]*' "$T/bout" | tr -d ' ')"
+    bpftrace -e "uprobe:$WB:work { @ = hist(arg0); }" -c "$WB --threads 1 --timing $T/b $N" >"$T/bout" 2>&1
+    report bpftrace-hist "$(loop "$T/b")" "$(grep -c '^\[' "$T/bout")_rows"
+  fi
+done
