@@ -1,15 +1,15 @@
 #pragma once
-// Register names as other tools write them, translated to the names the kernel's fetch
-// arguments use (pt_regs names: %di, %bp, %r12 on x86-64; %x0..%x30, %sp on AArch64):
-//   - DWARF register numbers (the psABI's DWARF mapping), for variable locations and CFI;
-//   - the assembler spellings of .note.stapsdt operands (%rdi, %edi, %dil, %x1, %w1), with
-//     the width the spelling reads.
-#include <cstdint>
+// Register names and operands as other tools write them, translated to what the kernel's
+// fetch arguments use (pt_regs names, see register_abi.h):
+//   - DWARF register numbers (each psABI's DWARF mapping), for variable locations and CFI;
+//   - the operands of .note.stapsdt markers, in the assembler syntax of the object's
+//     architecture, with the width the spelling reads.
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "insn/arch.h"
+#include "support/result.h"
 
 namespace xprobe::arch {
 
@@ -17,12 +17,8 @@ namespace xprobe::arch {
 // not one a fetch argument can read (vector, x87, segment registers).
 std::optional<std::string_view> dwarf_register_name(insn::Arch arch, unsigned number);
 
-struct OperandRegister {
-  std::string_view name;  // the kernel's name, without '%'
-  unsigned bytes = 8;     // how much of it the spelling names (%edi: 4, %dil: 1)
-};
-
-// An SDT operand's register spelling ("rdi", "edi", "r12d", "w3"; without '%').
-std::optional<OperandRegister> assembler_register(insn::Arch arch, std::string_view spelling);
+// One SDT operand (the part after "SIZE@") as a fetch argument ("%di", "-16(%bp)", "\\5");
+// an operand a fetch argument cannot express is an error that says why.
+Result<std::string> sdt_operand_fetcharg(insn::Arch arch, std::string_view operand);
 
 }  // namespace xprobe::arch

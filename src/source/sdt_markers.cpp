@@ -20,7 +20,7 @@ constexpr uint32_t kStapsdtNoteType = 3;
 
 uint64_t read_word(const uint8_t* bytes, unsigned size) {
   uint64_t value = 0;
-  std::memcpy(&value, bytes, size);  // little-endian hosts and targets (x86, AArch64)
+  std::memcpy(&value, bytes, size);  // every architecture xprobe traces is little-endian
   return value;
 }
 
@@ -126,67 +126,9 @@ Result<SdtArgument> translate_sdt_argument(std::string_view argument, insn::Arch
     return bad("its size is not 1, 2, 4 or 8 bytes (negative: signed)");
   SdtArgument out;
   out.type = fmt::format("{}{}", *size < 0 ? 's' : 'u', std::abs(*size) * 8);
-  std::string_view operand = argument.substr(at + 1);
-  if (arch == insn::Arch::AArch64) {
-    // AArch64: "x1", "[sp, 16]", "[x0]", "5".
-    if (!operand.empty() && operand.front() == '[') {
-      if (operand.back() != ']') return bad("an unclosed '['");
-      std::string_view inner = operand.substr(1, operand.size() - 2);
-      const size_t comma = inner.find(',');
-      std::string_view reg = inner.substr(0, comma);
-      int64_t offset = 0;
-      if (comma != std::string_view::npos) {
-        std::string_view number = inner.substr(comma + 1);
-        while (!number.empty() && number.front() == ' ') number.remove_prefix(1);
-        if (!number.empty() && number.front() == '#') number.remove_prefix(1);
-        auto parsed = parse_signed_decimal_or_hex(number);
-        if (!parsed) return bad("an offset that is not a number");
-        offset = *parsed;
-      }
-      auto name = arch::assembler_register(arch, reg);
-      if (!name) return bad(fmt::format("unknown register '{}'", reg));
-      out.fetcharg = fmt::format("{}{}(%{})", offset < 0 ? "-" : "+", std::abs(offset), name->name);
-      return out;
-    }
-    if (auto constant = parse_signed_decimal_or_hex(operand)) {
-      out.fetcharg = fmt::format("\\{}", *constant);
-      return out;
-    }
-    auto name = arch::assembler_register(arch, operand);
-    if (!name) return bad(fmt::format("unknown register '{}'", operand));
-    out.fetcharg = fmt::format("%{}", name->name);
-    return out;
-  }
-  // x86, AT&T: "%edi", "$5", "-16(%rbp)", "8+sym(%rip)", "(%rax,%rdx,8)".
-  if (operand.starts_with("$")) {
-    auto constant = parse_signed_decimal_or_hex(operand.substr(1));
-    if (!constant) return bad("an immediate that is not a number");
-    out.fetcharg = fmt::format("\\{}", *constant);
-    return out;
-  }
-  if (operand.starts_with("%")) {
-    auto name = arch::assembler_register(arch, operand.substr(1));
-    if (!name) return bad(fmt::format("unknown register '{}'", operand));
-    out.fetcharg = fmt::format("%{}", name->name);
-    return out;
-  }
-  const size_t open = operand.find('(');
-  if (open == std::string_view::npos || operand.back() != ')') return bad("an operand xprobe cannot read");
-  const std::string_view displacement = operand.substr(0, open);
-  const std::string_view inside = operand.substr(open + 1, operand.size() - open - 2);
-  if (inside.find(',') != std::string_view::npos)
-    return bad("an index register ((base,index,scale)), which fetch arguments cannot express");
-  if (!inside.starts_with("%")) return bad("a memory operand without a base register");
-  auto name = arch::assembler_register(arch, inside.substr(1));
-  if (!name) return bad(fmt::format("unknown register '{}'", inside));
-  if (name->name == "ip") return bad("a %rip-relative operand (a global), which needs the symbol's address");
-  int64_t offset = 0;
-  if (!displacement.empty()) {
-    auto parsed = parse_signed_decimal_or_hex(displacement);
-    if (!parsed) return bad(fmt::format("a displacement '{}' that is not a number", displacement));
-    offset = *parsed;
-  }
-  out.fetcharg = fmt::format("{}{}(%{})", offset < 0 ? "-" : "+", std::abs(offset), name->name);
+  auto fetcharg = arch::sdt_operand_fetcharg(arch, argument.substr(at + 1));
+  if (!fetcharg) return bad(fetcharg.error().message);
+  out.fetcharg = std::move(*fetcharg);
   return out;
 }
 

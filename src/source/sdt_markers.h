@@ -2,7 +2,8 @@
 // USDT markers: the notes of .note.stapsdt (systemtap's <sys/sdt.h>, also what DTRACE_PROBE
 // and bpftrace's usdt read). Each holds the marker's pc, the link-time address of
 // .stapsdt.base (to correct for prelinking), its semaphore's address (0: none) and its
-// arguments as the assembler wrote them: "-4@%edi 8@-16(%rbp) 8@(%rax,%rdx,8)".
+// arguments as the assembler wrote them: "SIZE@OPERAND" words, the operand in the syntax of
+// the object's architecture.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -30,7 +31,7 @@ struct SdtArgument {
   std::string type;      // from the size and sign: "s32", "u64"
 };
 
-// One argument of a marker ("-4@%edi") in the kernel's syntax. Operands fetch arguments
+// One argument of a marker ("-4@" and an operand) in the kernel's syntax. Operands fetch arguments
 // cannot express (an index register) are an error that says which.
 Result<SdtArgument> translate_sdt_argument(std::string_view argument, insn::Arch arch);
 // Splits a note's argument string at its spaces.

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The dependency rule of docs/ARCHITECTURE.md, for architecture knowledge: the layers above
-arch/ (probe, target, supervisor, trace, session) name no architecture's registers, encodings,
-intrinsics, preprocessor tests or implementation folders; they reach an architecture only
+arch/ (elf, source, target, supervisor, probe, trace, session, cli) name no architecture's
+registers, encodings, intrinsics, preprocessor tests or implementation folders; they reach an architecture only
 through the interfaces at the top of src/arch/ (probe_arch.h, jump_arch.h, register_abi.h,
-register_block.h, syscall_abi.h, agent_arch.h, registry.h).
+register_block.h, syscall_abi.h, agent_arch.h, source_registers.h, registry.h).
 
     check_layering.py SRC_DIR     exit 0 when clean, 1 with one line per violation
 
@@ -13,7 +13,7 @@ import pathlib
 import re
 import sys
 
-LAYERS = ["probe", "target", "supervisor", "trace", "session"]
+LAYERS = ["elf", "source", "target", "supervisor", "probe", "trace", "session", "cli"]
 
 RULES = [
     ("an architecture's implementation folder",
