@@ -36,6 +36,9 @@ REJECT="a < 0"  # a = i >= 0: never true
 OFF=$(python3 "$(dirname "$0")/peers/elf_symbols.py" "$WB" work | awk '$1 == "work" { print $2; exit }')
 
 kernel() {  # FILTER|"" COUNT(0/1) -> loop ns; events in $T/kevents
+  # uprobe_events is machine-wide: taken in turns with the test suites (tests/support's lock).
+  exec {lock}>>/run/lock/xprobe-kernel-tracefs.lock
+  flock "$lock"
   mkdir "$INSTANCE"
   echo $(( N * 128 / 1024 + 1024 )) > "$INSTANCE/buffer_size_kb"
   echo "p:$GROUP/work $WB:$OFF a=%di:s64 b=%si:s64" >> "$TRACEFS/uprobe_events"
@@ -50,6 +53,7 @@ kernel() {  # FILTER|"" COUNT(0/1) -> loop ns; events in $T/kevents
   grep -vc '^#' "$INSTANCE/trace" > "$T/kevents"
   rmdir "$INSTANCE"
   echo "-:$GROUP/work" >> "$TRACEFS/uprobe_events"
+  exec {lock}>&-
   loop "$T/k"
 }
 
