@@ -144,7 +144,11 @@ class Expander {
         return expansion;
       place = std::move(parsed.value());
       // A C++ qualified name ("ns::Cls::method") is a source name: the kernel's grammar has none.
-      if (!variables && place.function.find("::") == std::string::npos && !has_inlined_copies(place)) return expansion;
+      // A byte offset keeps the kernel's meaning, bytes into that symbol: the same offset into
+      // an inlined copy or a .constprop/.part clone is some other instruction, often inside one.
+      const bool byte_offset = place.offset.value_or(0) != 0;
+      if (!variables && place.function.find("::") == std::string::npos && (byte_offset || !has_inlined_copies(place)))
+        return expansion;
     }
     expansion.source_level = true;
     const std::string binary = place.binary.empty() ? context_.main_executable : place.binary;

@@ -156,6 +156,20 @@ TEST(SourceVariables, UnknownNamesAndMembersAreClearErrors) {
   }
 }
 
+// PyTuple_New has inlined copies and .constprop/.part clones in python3.11's debug
+// information (python3.11-dbg). FUNC+OFFS in the kernel's syntax is OFFS bytes into that
+// symbol, as the kernel's uprobe_events reads it; the same offset into each copy lands inside
+// instructions, so the definition stays the kernel's and is not expanded over the copies.
+TEST(SourcePlaces, AKernelSyntaxByteOffsetIsIntoTheSymbolOnlyNotIntoItsInlinedCopies) {
+  const std::string python = "/usr/bin/python3.11";
+  if (access(python.c_str(), R_OK) != 0 || access("/usr/lib/debug/.build-id", R_OK) != 0)
+    GTEST_SKIP() << "no python3.11 with its debug information (python3.11-dbg)";
+  source::SourceObjects objects;
+  auto expansion = source::expand_source_definition("p:t/a " + python + ":PyTuple_New+6", {python}, objects);
+  ASSERT_TRUE(expansion.ok()) << expansion.error().message;
+  EXPECT_FALSE(expansion->source_level);
+}
+
 // At -O2 weight() exists only inlined: `weight` probes its copies, hit as often as gdb's
 // breakpoint on it is.
 TEST(SourcePlaces, InlinedCopiesAreHitAsOftenAsGdbsBreakpoint) {
