@@ -12,6 +12,7 @@ using CommandRunner = std::function<int()>;
 CommandRunner add_decode_command(CLI::App& app);
 CommandRunner add_check_command(CLI::App& app);
 CommandRunner add_list_command(CLI::App& app);
+CommandRunner add_ctl_command(CLI::App& app);
 // `program` is the traced command line (what follows "--"); main() fills it before parsing.
 CommandRunner add_trace_command(CLI::App& app, const std::vector<std::string>& program);
 

@@ -16,11 +16,13 @@ int run(int argc, char** argv) {
       "  xprobe trace -e 'p:io/open libc.so.6:open path=+0(%di):string' -- cat /etc/hostname\n"
       "  xprobe check /usr/bin/gzip main+4\n"
       "  xprobe decode /bin/true main\n"
+      "  xprobe trace --ctl -p 1234, then xprobe ctl add|enable|disable|remove|list|stats|trace-pipe\n"
       "Each command has its own --help (xprobe trace --help); the manual: man xprobe.");
   std::vector<xprobe::cli::CommandRunner> commands;
   commands.push_back(xprobe::cli::add_decode_command(app));
   commands.push_back(xprobe::cli::add_check_command(app));
   commands.push_back(xprobe::cli::add_list_command(app));
+  commands.push_back(xprobe::cli::add_ctl_command(app));
   std::vector<std::string> program;  // everything after the first "--": the traced program's argv, untouched
   commands.push_back(xprobe::cli::add_trace_command(app, program));
   int own_argc = argc;

@@ -27,6 +27,9 @@ struct TraceOptions {
   bool summary = false;
   bool follow_fork = false;
   bool no_irq_info = false;
+  bool control_socket = false;  // --ctl
+  std::string control_mount;    // --control DIR
+  unsigned buffer_size_kb = 1408;
 };
 
 // Diagnostics on stderr, each line of a message after "xprobe: " ("xprobe trace: " for what
@@ -75,6 +78,9 @@ int run_trace(const TraceOptions& options, const std::vector<std::string>& progr
   config.aggregations = options.aggregations;
   config.interval_seconds = options.interval;
   config.clear_each_interval = options.clear;
+  config.control_socket = options.control_socket;
+  config.control_mount = options.control_mount;
+  config.buffer_size_kb = options.buffer_size_kb;
   StderrDiagnostics diagnostics(options.summary);
   return session::run_trace_session(config, diagnostics);
 }
@@ -158,6 +164,19 @@ CommandRunner add_trace_command(CLI::App& app, const std::vector<std::string>& p
                 "trace forked children too (default: they carry no probe).\n  --follow-fork -- make -j4");
   cmd->add_flag("--no-irq-info", options->no_irq_info,
                 "omit the flags column, as with the kernel's options/irq-info=0.\n  --no-irq-info");
+  cmd->add_flag("--ctl", options->control_socket,
+                "serve a control socket: `xprobe ctl` adds, removes, enables and disables probes while tracing, lists "
+                "them, reads their counts and streams the events (then -e and -f may be left out; a probe added there "
+                "starts disabled, as in tracefs).\n  --ctl -p 1234");
+  cmd->add_option("--control", options->control_mount,
+                  "mount the kernel's tracefs interface at DIR (FUSE): uprobe_events, events/.../enable, format, filter, "
+                  "trace, trace_pipe, uprobe_profile, error_log, tracing_on, buffer_size_kb work with echo and cat as in "
+                  "/sys/kernel/tracing; unmounted when tracing ends.\n  --control /tmp/xt -p 1234")
+      ->type_name("DIR");
+  cmd->add_option("--buffer-size-kb", options->buffer_size_kb,
+                  "with --ctl or --control: the in-memory event buffer that trace and trace-pipe read (the oldest events are "
+                  "overwritten when it is full).\n  --buffer-size-kb 4096")
+      ->check(CLI::Range(1u, 1u << 22));
   cmd->footer(
       "After --: the program to start and its arguments (passed to it untouched).\n\n"
       "Examples:\n"
@@ -170,6 +189,7 @@ CommandRunner add_trace_command(CLI::App& app, const std::vector<std::string>& p
       "  xprobe trace -e 'p:demo/fib fib n=%di:s64' --filter 'demo/fib:n > 2' -- ./sample\n"
       "  xprobe trace -e 'p:demo/fib fib n=%di:s64' --hist 'demo/fib:hist:keys=n:sort=n' -- ./sample\n"
       "  xprobe trace -e 'r:demo/fib_ret fib%return' --latency demo/fib_ret -- ./sample\n"
+      "  xprobe trace --ctl -p 1234    (then: xprobe ctl add 'p:app/work ./app:work'; xprobe ctl enable app/work)\n"
       "Definitions: see man xprobe (DEFINITIONS) or the kernel's Documentation/trace/uprobetracer.rst.");
   return [cmd, options, &program]() {
     if (!cmd->parsed()) return -1;

@@ -66,6 +66,12 @@ bool matches_delete_words(const ProbeDefinition& definition, const std::vector<s
 
 }  // namespace
 
+bool deletion_matches(const ProbeDefinition& deletion, const ProbeDefinition& d) {
+  if (deletion.group_given && d.group != deletion.group) return false;
+  if (!deletion.event.empty() && d.event != deletion.event) return false;
+  return matches_delete_words(d, deletion.delete_match);
+}
+
 std::optional<ParseError> DefinitionList::apply(ProbeDefinition definition) {
   if (definition.kind == ProbeKind::Delete) return remove(definition);
   return add(std::move(definition));
@@ -93,11 +99,7 @@ std::optional<ParseError> DefinitionList::add(ProbeDefinition definition) {
 
 std::optional<ParseError> DefinitionList::remove(const ProbeDefinition& deletion) {
   const size_t before = definitions_.size();
-  std::erase_if(definitions_, [&](const ProbeDefinition& d) {
-    if (deletion.group_given && d.group != deletion.group) return false;
-    if (!deletion.event.empty() && d.event != deletion.event) return false;
-    return matches_delete_words(d, deletion.delete_match);
-  });
+  std::erase_if(definitions_, [&](const ProbeDefinition& d) { return deletion_matches(deletion, d); });
   if (definitions_.size() != before) return std::nullopt;
   const std::string what = deletion.event.empty() ? fmt::format("events of group {}", deletion.group)
                                                   : fmt::format("definition of {}{}", deletion.group_given

@@ -16,6 +16,9 @@
 
 namespace xprobe::probe {
 
+// Whether the Delete `deletion` ("-:[GRP/]EVENT [PLACE [ARGS]]") removes `definition`.
+bool deletion_matches(const ProbeDefinition& deletion, const ProbeDefinition& definition);
+
 class DefinitionList {
  public:
   // Adds an entry or return probe, or applies a Delete. A refused definition leaves the list

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -26,7 +27,11 @@
 #include "arch/registry.h"
 #include "probe/filter/agent_filter.h"
 #include "probe/filter/trailing_filter.h"
+#include "session/control_core.h"
+#include "session/control_socket.h"
+#include "session/event_buffer.h"
 #include "session/event_filters.h"
+#include "session/tracefs_mount.h"
 #include "session/jump_candidate.h"
 #include "support/regular_file.h"
 #include "session/live_fetch.h"
@@ -34,6 +39,7 @@
 #include "session/source_expansion.h"
 #include "probe/definition_list.h"
 #include "probe/definition_parser.h"
+#include "probe/definition_text.h"
 #include "probe/engine/jump_engine.h"
 #include "probe/engine/trap_engine.h"
 #include "probe/fetch_program.h"
@@ -49,6 +55,7 @@
 #include "trace/aggregation/hist_trigger.h"
 #include "trace/event_fields.h"
 #include "trace/event_output.h"
+#include "trace/ftrace/event_format.h"
 #include "trace/event_record.h"
 #include "trace/probe_statistics.h"
 
@@ -69,6 +76,7 @@ std::string read_link(const std::string& path) {
 }
 
 struct PlantedProbe {
+  size_t definition = 0;  // index into TraceSession::definitions_
   uint32_t catalog_id = 0;
   probe::ProbeFetchPlan plan;
   probe::engine::ProbeId engine_id = 0;
@@ -79,6 +87,14 @@ struct PlantedProbe {
   EventFilters::Filter filter;  // null: every hit is an event
   std::vector<size_t> aggregations;  // indices into TraceSession::aggregations_: no event lines then
   std::optional<uint32_t> entry_clock_slot;  // latency: the saved word with the entry's clock
+  // Live control: a disabled breakpoint probe is taken out (trap_in false), a disabled jump
+  // is switched off in the agent; a removed probe (or one of an image an exec replaced) is
+  // gone for good, its counts stay.
+  bool enabled = true;
+  bool removed = false;
+  bool trap_in = false;
+  uint32_t jump_index = 0;  // the jump engine's index
+  std::vector<probe::engine::ProbeId> trap_ids;  // every breakpoint it had (their misses add up)
 };
 
 // One --hist trigger or summary, for the events of one GROUP/EVENT.
@@ -89,10 +105,11 @@ struct Aggregation {
   bool latency() const { return summary && summary->spec().kind == trace::SummaryKind::Latency; }
 };
 
-class TraceSession final : public supervisor::Participant, public probe::engine::ReturnSiteHost {
+class TraceSession final : public supervisor::Participant, public probe::engine::ReturnSiteHost, public LiveSession {
  public:
   TraceSession(const SessionConfig& config, Diagnostics& diagnostics) : options_(config), diagnostics_(diagnostics) {}
   ~TraceSession() override {
+    close_control_surfaces();
     if (supervisor_) supervisor_->leave(*this);
   }
   int run();
@@ -130,13 +147,45 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   // --interval: prints (and with --clear empties) the aggregations when the interval is over.
   void print_interval_if_due();
   void on_idle() override { print_interval_if_due(); }
-  unsigned idle_interval_ms() const override { return options_.interval_seconds != 0 ? 100 : 0; }
+  unsigned idle_interval_ms() const override {
+    // With a control surface the wait wakes for requests; a wake lost in a race waits this long.
+    if (live()) return 50;
+    return options_.interval_seconds != 0 ? 100 : 0;
+  }
+  void between_events() override {
+    if (live()) control_.serve(*this);
+  }
+  bool live() const { return control_socket_ || control_mount_; }
+
+  // LiveSession: the control core's requests, on the tracer's thread.
+  ControlReply execute(const ControlRequest& request) override;
+  ControlReply add_live(const std::string& line);
+  ControlReply remove_live(const probe::ProbeDefinition& deletion);
+  ControlReply remove_definitions(const std::vector<size_t>& indices);
+  ControlReply set_enabled_live(const std::string& target, bool enabled);
+  std::string list_live() const;
+  std::string profile_live();
+  std::string events_live() const;
+  // The description of a live event (GRP/EVENT), or null.
+  const trace::EventDescription* live_event(const std::string& group_event);
+  std::optional<trace::EventDescription> described_;
+  ControlReply format_live(const std::string& group_event);
+  ControlReply set_filter_live(const std::string& request);
+  // The events that exist now (GRP/EVENT), of live definitions and of the probes planted for them.
+  std::set<std::string> live_events() const;
+  // Switches one planted probe on or off (a breakpoint goes in or out; a jump's flag flips).
+  Status switch_probe(PlantedProbe& planted, bool enabled);
+  Status unplant_probe(PlantedProbe& planted);
+  bool event_starts_enabled(const std::string& group_event, size_t definition);
+  bool open_control_surfaces();
+  void close_control_surfaces();
   void filter_refused(const std::string& context, const probe::filter::FilterError& error) {
     std::string rendered = error.render();
     if (!rendered.empty() && rendered.back() == '\n') rendered.pop_back();
     this->error(fmt::format("{}: the filter is refused:\n{}", context, rendered));
   }
   bool check_named_binaries();
+  bool check_named_binary(const probe::ProbeDefinition& definition);
   void report_unmatched();
   bool open_output();
   bool start_process();
@@ -193,16 +242,34 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   void fail_before_tracing();
   int wait_for_detached_program();
 
-  void report(Severity severity, std::string message) { diagnostics_.report(Diagnostic{severity, std::move(message), {}}); }
+  // While a live request runs, its errors and warnings go to its reply instead.
+  void report(Severity severity, std::string message) {
+    if (request_messages_ != nullptr && (severity == Severity::Error || severity == Severity::Warning)) {
+      *request_messages_ += message + "\n";
+      request_failed_ = request_failed_ || severity == Severity::Error;
+      return;
+    }
+    diagnostics_.report(Diagnostic{severity, std::move(message), {}});
+  }
   void error(std::string message) { report(Severity::Error, std::move(message)); }
   void warning(std::string message) { report(Severity::Warning, std::move(message)); }
   void parse_failed(probe::ParseError parse_error, std::string context = {}) {
+    if (request_messages_ != nullptr) {
+      *request_messages_ += (context.empty() ? "" : context + "\n") + parse_error.render();
+      request_failed_ = true;
+      return;
+    }
     diagnostics_.report(Diagnostic{Severity::Error, std::move(context), std::move(parse_error)});
   }
 
   const SessionConfig& options_;
   Diagnostics& diagnostics_;
   std::vector<probe::ProbeDefinition> definitions_;
+  // By index into definitions_: still defined (a live `-:` takes one away), and whether its
+  // events start enabled (the command line's do; a live add's do not, as in tracefs).
+  std::vector<bool> defined_;
+  std::vector<bool> starts_enabled_;
+  std::map<std::string, bool> event_enabled_;  // GRP/EVENT -> enabled
   // A definition's trailing `if EXPR`, by its command (a glob without a name is several events).
   std::map<std::string, std::string> definition_filters_;
   EventFilters filters_;
@@ -237,6 +304,12 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   std::unique_ptr<trace::EventOutput> output_;
   std::unique_ptr<trace::EventWriter> writer_;
   std::string line_;
+  ControlCore control_;
+  std::unique_ptr<EventBuffer> live_events_buffer_;
+  std::unique_ptr<ControlSocket> control_socket_;
+  std::unique_ptr<TracefsMount> control_mount_;
+  std::string* request_messages_ = nullptr;  // a live request's errors, while it runs
+  bool request_failed_ = false;
 };
 
 // "BINARY:FUNCTION[+0xOFF]", or "BINARY:0xFILE_OFFSET" where no function covers the point.
@@ -314,10 +387,12 @@ bool TraceSession::parse_definitions() {
     }
   }
   definitions_ = std::move(list).take();
-  if (definitions_.empty()) {
-    report(Severity::Usage, "no probe definitions (give -e DEF or -f FILE)");
+  if (definitions_.empty() && !options_.control_socket && options_.control_mount.empty()) {
+    report(Severity::Usage, "no probe definitions (give -e DEF or -f FILE, or --ctl to add them while tracing)");
     return false;
   }
+  defined_.assign(definitions_.size(), true);
+  starts_enabled_.assign(definitions_.size(), true);
   for (size_t i = 0; i < definitions_.size(); ++i) pending_.push_back(i);
   return check_named_binaries() && set_filters() && set_aggregations();
 }
@@ -477,25 +552,30 @@ bool TraceSession::passes_filter(const PlantedProbe& probe, const trace::EventRe
 // A BINARY given as a path must exist and be an object of the traced architecture: said now,
 // before anything starts. (A bare file name may still be loaded later by dlopen.)
 bool TraceSession::check_named_binaries() {
-  for (const probe::ProbeDefinition& definition : definitions_) {
-    const std::string& binary = definition.place.binary;
-    if (binary.find('/') == std::string::npos) continue;
-    auto file = elf_cache_.open(binary);
-    if (!file) {
-      error(fmt::format("'{}': {}", definition.command, file.error().message));
-      return false;
-    }
-    if (auto traceable = arch::probe_arch((*file)->arch()); !traceable) {
-      error(fmt::format("'{}': {} is an {} object; {}", definition.command, binary, insn::arch_name((*file)->arch()),
-                        traceable.error().message));
-      return false;
-    }
+  for (const probe::ProbeDefinition& definition : definitions_)
+    if (!check_named_binary(definition)) return false;
+  return true;
+}
+
+bool TraceSession::check_named_binary(const probe::ProbeDefinition& definition) {
+  const std::string& binary = definition.place.binary;
+  if (binary.find('/') == std::string::npos) return true;
+  auto file = elf_cache_.open(binary);
+  if (!file) {
+    error(fmt::format("'{}': {}", definition.command, file.error().message));
+    return false;
+  }
+  if (auto traceable = arch::probe_arch((*file)->arch()); !traceable) {
+    error(fmt::format("'{}': {} is an {} object; {}", definition.command, binary, insn::arch_name((*file)->arch()),
+                      traceable.error().message));
+    return false;
   }
   return true;
 }
 
 void TraceSession::report_unmatched() {
   for (size_t index : pending_)
+    if (defined_[index])
     warning(fmt::format("'{}': no object named '{}' was loaded while tracing: the probe never went in",
                         definitions_[index].command, definitions_[index].place.binary));
 }
@@ -733,6 +813,8 @@ bool TraceSession::plant_pending(bool strict) {
       continue;
     }
     PlantedProbe& planted = planted_.emplace_back();
+    planted.definition = item.definition;
+    planted.enabled = event_starts_enabled(group_event_of(catalog_.back()), item.definition);
     planted.filter = std::move(filter);
     bool latency = false;
     for (size_t a = 0; a < aggregations_.size(); ++a) {
@@ -770,9 +852,11 @@ bool TraceSession::plant_pending(bool strict) {
                                                 std::span<const uint64_t> saved) {
         emit_return(planted, c, planted.address, return_address, saved);
       };
+      jump.disabled = !planted.enabled;
       auto added = jump_engine_->add_probe(std::move(jump));
       if (added) {
         planted.jumped = true;
+        planted.jump_index = *added;
         continue;
       }
       if (options_.engine == EngineChoice::Jump) {
@@ -781,15 +865,318 @@ bool TraceSession::plant_pending(bool strict) {
         continue;
       }
     }
+    if (!planted.enabled) continue;  // a disabled breakpoint probe is not in the code
     auto id = engine_->add_probe(breakpoint_spec(planted));
     if (!id) {
       error(fmt::format("{}: {}", definition.command, id.error().message));
+      planted.removed = true;
       if (strict) return false;
       continue;
     }
     planted.engine_id = *id;
+    planted.trap_ids.push_back(*id);
+    planted.trap_in = true;
   }
   return true;
+}
+
+
+// ---- The live session: the control core's requests (control_core.h), on the tracer's thread.
+
+bool TraceSession::event_starts_enabled(const std::string& group_event, size_t definition) {
+  auto known = event_enabled_.find(group_event);
+  if (known != event_enabled_.end()) return known->second;
+  const bool enabled = definition < starts_enabled_.size() && starts_enabled_[definition];
+  event_enabled_[group_event] = enabled;
+  return enabled;
+}
+
+std::set<std::string> TraceSession::live_events() const {
+  std::set<std::string> events;
+  for (size_t i = 0; i < definitions_.size(); ++i)
+    if (defined_[i] && !definitions_[i].event.empty()) events.insert(definitions_[i].group + "/" + definitions_[i].event);
+  for (const PlantedProbe& planted : planted_)
+    if (!planted.removed) events.insert(group_event_of(catalog_[planted.catalog_id]));
+  return events;
+}
+
+Status TraceSession::switch_probe(PlantedProbe& planted, bool enabled) {
+  if (planted.removed || planted.enabled == enabled) return {};
+  planted.enabled = enabled;
+  if (planted.jumped) {
+    jump_engine_->set_enabled(planted.jump_index, enabled);
+    return {};
+  }
+  if (!enabled) {
+    if (!planted.trap_in) return {};
+    planted.trap_in = false;
+    return engine_->remove_probe(planted.engine_id);
+  }
+  auto id = engine_->add_probe(breakpoint_spec(planted));
+  if (!id) {
+    planted.enabled = false;
+    return id.error();
+  }
+  planted.engine_id = *id;
+  planted.trap_ids.push_back(*id);
+  planted.trap_in = true;
+  return {};
+}
+
+Status TraceSession::unplant_probe(PlantedProbe& planted) {
+  if (planted.removed) return {};
+  Status done;
+  if (planted.jumped) done = jump_engine_->remove_probe(planted.jump_index);
+  else if (planted.trap_in) done = engine_->remove_probe(planted.engine_id);
+  planted.trap_in = false;
+  planted.enabled = false;
+  planted.removed = true;
+  return done;
+}
+
+ControlReply TraceSession::execute(const ControlRequest& request) {
+  using Verb = ControlRequest::Verb;
+  switch (request.verb) {
+    case Verb::Add: return add_live(request.text);
+    case Verb::Clear: {
+      std::vector<size_t> all;
+      for (size_t i = 0; i < definitions_.size(); ++i)
+        if (defined_[i]) all.push_back(i);
+      return remove_definitions(all);
+    }
+    case Verb::Enable: return set_enabled_live(request.text, true);
+    case Verb::Disable: return set_enabled_live(request.text, false);
+    case Verb::List: return ControlReply{0, list_live(), {}};
+    case Verb::Stats: return ControlReply{0, profile_live(), {}};
+    case Verb::Events: return ControlReply{0, events_live(), {}};
+    case Verb::Info:
+      return ControlReply{0, fmt::format("pid {}\ncommand {}\n", process_->pid(), main_executable_), {}};
+    case Verb::Format: return format_live(request.text);
+    case Verb::Filter:
+      if (live_event(request.text) == nullptr) return ControlReply{ENOENT, fmt::format("no event {}\n", request.text), {}};
+      return ControlReply{0, filters_.file_text(request.text) + "\n", {}};
+    case Verb::SetFilter: return set_filter_live(request.text);
+    case Verb::Drain:
+      if (jump_engine_) jump_engine_->drain();
+      return ControlReply{};
+  }
+  return ControlReply{EINVAL, "unknown request\n", {}};
+}
+
+ControlReply TraceSession::add_live(const std::string& line) {
+  const probe::filter::DefinitionAndFilter split = probe::filter::split_trailing_filter(line);
+  probe::ParseOptions parse_options;
+  parse_options.arch = definitions_arch_;
+  auto parsed = probe::parse_definition(split.definition, parse_options);
+  auto refused = [&](int error, const probe::ParseError& parse_error) {
+    return ControlReply{error, parse_error.render(), parse_error.render_kernel_style(static_cast<double>(monotonic_ns()) / 1e9)};
+  };
+  if (!parsed) return refused(EINVAL, parsed.error());
+  if (parsed->kind == probe::ProbeKind::Delete) return remove_live(parsed.value());
+  // The kernel's rules against the live definitions (a probe point more for an event, or a refusal).
+  probe::DefinitionList list;
+  for (size_t i = 0; i < definitions_.size(); ++i)
+    if (defined_[i]) (void)list.apply(definitions_[i]);
+  if (auto clash = list.apply(parsed.value())) return refused(EEXIST, *clash);
+
+  std::string messages;
+  request_messages_ = &messages;
+  request_failed_ = false;
+  struct Restore {
+    std::string*& messages;
+    ~Restore() { messages = nullptr; }
+  } restore{request_messages_};
+  if (!check_named_binary(parsed.value())) return ControlReply{EINVAL, messages, {}};
+  probe::ProbeDefinition definition = std::move(parsed.value());
+  if (split.filter) {
+    if (!definition.event.empty()) {
+      if (auto bad = filters_.set(trace::describe_event(definition), *split.filter)) {
+        std::string rendered = bad->render();
+        return ControlReply{EINVAL, fmt::format("'{}': the filter is refused:\n{}", definition.command, rendered), {}};
+      }
+    }
+    definition_filters_[definition.command] = *split.filter;
+  }
+  const size_t index = definitions_.size();
+  definitions_.push_back(std::move(definition));
+  defined_.push_back(true);
+  starts_enabled_.push_back(false);  // as in tracefs: enabled when the user says so
+  pending_.push_back(index);
+  const size_t planted_before = planted_.size();
+  rebuild_modules();
+  plant_pending(false);
+  bool planted_some = false;
+  for (size_t i = planted_before; i < planted_.size(); ++i) planted_some = planted_some || !planted_[i].removed;
+  const bool waiting = std::find(pending_.begin(), pending_.end(), index) != pending_.end();
+  if (!planted_some && !waiting) {
+    // Nothing of it went in: as if it had never been written.
+    defined_[index] = false;
+    for (size_t i = planted_before; i < planted_.size(); ++i) static_cast<void>(unplant_probe(planted_[i]));
+    if (messages.empty()) messages = fmt::format("'{}': no probe point went in\n", definitions_[index].command);
+    return ControlReply{EINVAL, messages, {}};
+  }
+  // A glob's points that went in stay; the others' reasons are said.
+  if (waiting) messages += fmt::format("'{}': waits for '{}' to be loaded\n", definitions_[index].command, definitions_[index].place.binary);
+  watch_dynamic_linker();
+  watch_exec_calls();
+  watch_seccomp_calls();
+  return ControlReply{0, messages, {}};
+}
+
+ControlReply TraceSession::remove_live(const probe::ProbeDefinition& deletion) {
+  probe::DefinitionList list;
+  for (size_t i = 0; i < definitions_.size(); ++i)
+    if (defined_[i]) (void)list.apply(definitions_[i]);
+  if (auto none = list.apply(deletion)) return ControlReply{ENOENT, none->render(), {}};
+  std::vector<size_t> matched;
+  for (size_t i = 0; i < definitions_.size(); ++i)
+    if (defined_[i] && probe::deletion_matches(deletion, definitions_[i])) matched.push_back(i);
+  return remove_definitions(matched);
+}
+
+ControlReply TraceSession::remove_definitions(const std::vector<size_t>& indices) {
+  // As the kernel: an enabled event cannot be deleted (EBUSY); disable it first.
+  const std::set<size_t> chosen(indices.begin(), indices.end());
+  for (const PlantedProbe& planted : planted_) {
+    if (planted.removed || !planted.enabled || !chosen.contains(planted.definition)) continue;
+    return ControlReply{EBUSY, fmt::format("{} is enabled: disable it first\n", group_event_of(catalog_[planted.catalog_id])), {}};
+  }
+  for (size_t index : indices) {
+    const probe::ProbeDefinition& definition = definitions_[index];
+    if (definition.event.empty()) continue;
+    auto known = event_enabled_.find(definition.group + "/" + definition.event);
+    if (known != event_enabled_.end() && known->second)
+      return ControlReply{EBUSY, fmt::format("{} is enabled: disable it first\n", known->first), {}};
+  }
+  if (jump_engine_) jump_engine_->drain();  // their last records, under their names
+  std::string messages;
+  for (PlantedProbe& planted : planted_) {
+    if (planted.removed || !chosen.contains(planted.definition)) continue;
+    const std::string name = group_event_of(catalog_[planted.catalog_id]);
+    if (auto removed = unplant_probe(planted); !removed) messages += fmt::format("{}: {}\n", name, removed.error().message);
+  }
+  for (size_t index : indices) defined_[index] = false;
+  std::erase_if(pending_, [&](size_t index) { return chosen.contains(index); });
+  const std::set<std::string> remaining = live_events();
+  std::erase_if(event_enabled_, [&](const auto& entry) { return !remaining.contains(entry.first); });
+  return ControlReply{messages.empty() ? 0 : EIO, messages, {}};
+}
+
+ControlReply TraceSession::set_enabled_live(const std::string& target, bool enabled) {
+  // "" every event, "GRP/" a group, "GRP/EVENT", or "EVENT" in whichever group has it.
+  auto named = [&](const std::string& group_event) {
+    if (target.empty()) return true;
+    const size_t slash = target.find('/');
+    if (slash == std::string::npos) return group_event.substr(group_event.find('/') + 1) == target;
+    if (slash + 1 == target.size()) return group_event.starts_with(target);
+    return group_event == target;
+  };
+  bool any = false;
+  for (const std::string& group_event : live_events()) {
+    if (!named(group_event)) continue;
+    any = true;
+    event_enabled_[group_event] = enabled;
+  }
+  if (!any) return ControlReply{ENOENT, fmt::format("no event {}\n", target.empty() ? "is defined" : target), {}};
+  std::string messages;
+  for (PlantedProbe& planted : planted_) {
+    const std::string group_event = group_event_of(catalog_[planted.catalog_id]);
+    if (planted.removed || !named(group_event)) continue;
+    if (auto switched = switch_probe(planted, enabled); !switched)
+      messages += fmt::format("{}: {}\n", group_event, switched.error().message);
+  }
+  return ControlReply{messages.empty() ? 0 : EIO, messages, {}};
+}
+
+std::string TraceSession::list_live() const {
+  const unsigned word_size = probe::probe_abi(definitions_arch_).word_size;
+  std::string out;
+  for (size_t i = 0; i < definitions_.size(); ++i)
+    if (defined_[i]) out += probe::to_uprobe_events_line(definitions_[i], word_size) + "\n";
+  return out;
+}
+
+std::string TraceSession::profile_live() {
+  if (jump_engine_) jump_engine_->drain();  // counts as of now
+  std::string out;
+  for (const PlantedProbe& planted : planted_)
+    if (!planted.removed) out += trace::format_profile_line(catalog_, statistics_, planted.catalog_id);
+  return out;
+}
+
+std::string TraceSession::events_live() const {
+  std::string out;
+  for (const std::string& group_event : live_events()) {
+    auto known = event_enabled_.find(group_event);
+    out += fmt::format("{} {}\n", group_event, known != event_enabled_.end() && known->second ? 1 : 0);
+  }
+  return out;
+}
+
+bool TraceSession::open_control_surfaces() {
+  live_events_buffer_ = std::make_unique<EventBuffer>(size_t{options_.buffer_size_kb} * 1024);
+  target::prepare_wake();  // before any request can come
+  if (options_.control_socket) {
+    auto opened = ControlSocket::open(control_, *live_events_buffer_);
+    if (!opened) {
+      error(fmt::format("--ctl: {}", opened.error().message));
+      close_control_surfaces();
+      return false;
+    }
+    control_socket_ = std::move(*opened);
+    report(Severity::Note, fmt::format("control socket {} (xprobe ctl --session {})", control_socket_->path(), getpid()));
+  }
+  if (!options_.control_mount.empty()) {
+    auto mounted = TracefsMount::mount(options_.control_mount, control_, *live_events_buffer_, options_.irq_info,
+                                       static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN)));
+    if (!mounted) {
+      error(mounted.error().message);
+      close_control_surfaces();
+      return false;
+    }
+    control_mount_ = std::move(*mounted);
+  }
+  return true;
+}
+
+void TraceSession::close_control_surfaces() {
+  if (!live_events_buffer_) return;
+  control_.shut_down();  // requests waiting, and every later one, are refused
+  live_events_buffer_->close();
+  control_mount_.reset();
+  control_socket_.reset();
+  live_events_buffer_.reset();
+}
+
+const trace::EventDescription* TraceSession::live_event(const std::string& group_event) {
+  for (const PlantedProbe& planted : planted_)
+    if (!planted.removed && group_event_of(catalog_[planted.catalog_id]) == group_event) return &catalog_[planted.catalog_id];
+  for (size_t i = 0; i < definitions_.size(); ++i) {
+    if (!defined_[i] || definitions_[i].event.empty() || definitions_[i].group + "/" + definitions_[i].event != group_event)
+      continue;
+    described_ = trace::describe_event(definitions_[i]);
+    return &*described_;
+  }
+  return nullptr;
+}
+
+ControlReply TraceSession::format_live(const std::string& group_event) {
+  const trace::EventDescription* event = live_event(group_event);
+  if (event == nullptr) return ControlReply{ENOENT, fmt::format("no event {}\n", group_event), {}};
+  // The ID: a number of the event's own, stable while it lives (the kernel's event type).
+  const auto live = live_events();
+  const auto position = static_cast<unsigned>(std::distance(live.begin(), live.find(group_event)));
+  return ControlReply{0, trace::kernel_event_format(*event, 1000 + position, probe::probe_abi(definitions_arch_).word_size), {}};
+}
+
+ControlReply TraceSession::set_filter_live(const std::string& request) {
+  const size_t space = request.find(' ');
+  const std::string group_event = request.substr(0, space);
+  const std::string text = space == std::string::npos ? std::string("0") : request.substr(space + 1);
+  const trace::EventDescription* event = live_event(group_event);
+  if (event == nullptr) return ControlReply{ENOENT, fmt::format("no event {}\n", group_event), {}};
+  if (auto refused = filters_.set(*event, text)) return ControlReply{EINVAL, refused->render(), {}};
+  return ControlReply{0, {}, {}};
 }
 
 probe::engine::ProbeSpec TraceSession::breakpoint_spec(PlantedProbe& planted) {
@@ -819,9 +1206,13 @@ void TraceSession::demote_jumps() {
   for (PlantedProbe& planted : planted_) {
     if (!planted.jumped) continue;
     planted.jumped = false;
+    if (planted.removed || !planted.enabled) continue;
     auto id = engine_->add_probe(breakpoint_spec(planted));
-    if (id) planted.engine_id = *id;
-    else error(fmt::format("{}/{}: {}", catalog_[planted.catalog_id].group, catalog_[planted.catalog_id].event, id.error().message));
+    if (id) {
+      planted.engine_id = *id;
+      planted.trap_ids.push_back(*id);
+      planted.trap_in = true;
+    } else error(fmt::format("{}/{}: {}", catalog_[planted.catalog_id].group, catalog_[planted.catalog_id].event, id.error().message));
   }
 }
 
@@ -1078,13 +1469,14 @@ void TraceSession::emit(trace::EventRecord&& record) {
   line_.clear();
   writer_->write(record, line_);
   output_->write_event(record.probe_id, line_, record.timestamp_ns);
+  if (live_events_buffer_) live_events_buffer_->push(line_);
 }
 
 void TraceSession::end_output() {
   // Return probes on breakpoints: entries the trap engine could not track (MAXACTIVE).
   for (const PlantedProbe& planted : planted_) {
     if (planted.jumped || !planted.is_return || !engine_) continue;
-    on_missed(planted, engine_->stats(planted.engine_id).misses);
+    for (probe::engine::ProbeId id : planted.trap_ids) on_missed(planted, engine_->stats(id).misses);
   }
   // The aggregations' final state (also after Ctrl-C: tracing ends the same way).
   if (!aggregations_.empty()) output_->write_text(format_aggregations());
@@ -1132,8 +1524,11 @@ void TraceSession::on_exec() {
   exec_watches_.clear();
   seccomp_watches_.clear();
   semaphores_.forget_all();
+  // The probes of the old image are gone with it (the engines forgot them): their counts stay.
+  for (PlantedProbe& planted : planted_) planted.removed = true;
   pending_.clear();
-  for (size_t i = 0; i < definitions_.size(); ++i) pending_.push_back(i);
+  for (size_t i = 0; i < definitions_.size(); ++i)
+    if (defined_[i]) pending_.push_back(i);
   rebuild_modules();
   publish_readable_ranges();
   watch_program_entry();
@@ -1185,8 +1580,13 @@ int TraceSession::run() {
   watch_exec_calls();
   watch_seccomp_calls();
   if (const std::string header = writer_->begin(); !header.empty()) output_->write_text(header);
+  if ((options_.control_socket || !options_.control_mount.empty()) && !open_control_surfaces()) {
+    fail_before_tracing();
+    return 1;
+  }
 
   auto result = supervisor_->run();
+  close_control_surfaces();
   if (jump_engine_) jump_engine_->finish();
   if (jump_engine_ && (jump_engine_->probe_count() != 0 || jump_engine_->records_read() != 0))
     statistics_.set_ring_records(jump_engine_->records_read());

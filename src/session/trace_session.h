@@ -51,6 +51,13 @@ struct SessionConfig {
   std::vector<AggregationOption> aggregations;
   unsigned interval_seconds = 0;  // 0: only at the end
   bool clear_each_interval = false;
+  // --ctl: a control socket (control_socket.h) through which probes are added, removed,
+  // enabled and disabled while tracing; the session may then start with no definitions.
+  bool control_socket = false;
+  // --control DIR: the same, as a tracefs-compatible FUSE mount at DIR (tracefs_mount.h).
+  std::string control_mount;
+  // The in-memory event buffer behind the control surfaces' trace and trace-pipe (KiB).
+  unsigned buffer_size_kb = 1408;
 };
 
 // Runs the whole session. Returns the exit status for xprobe: the program's own when it ran to

@@ -57,6 +57,10 @@ class Participant {
   // How long the supervisor may wait without an event before calling on_idle(); 0: never.
   virtual unsigned idle_interval_ms() const { return 0; }
   virtual void on_idle() {}
+  // The loop is between two events (after every handled event and every idle tick): no thread
+  // is being handled, any may be running. Work that came from outside the loop (a live
+  // session's commands) is done here, on the tracer's thread.
+  virtual void between_events() {}
 
   // Detaching, in this order for every participant: prepare_detach(space) for each process
   // (all its threads stopped; pending events not handled yet follow through undo_trap),

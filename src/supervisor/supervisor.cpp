@@ -210,6 +210,8 @@ Result<RunResult> Supervisor::run() {
     idled = next->idle;
     if (next->idle) {
       for (Participant* participant : participants_) participant->on_idle();
+      for (Participant* participant : participants_) participant->between_events();
+      if (detached_) return RunResult{RunEnd::Detached, 0, 0};
       continue;
     }
     if (!next->event) {
@@ -263,6 +265,9 @@ Result<RunResult> Supervisor::run() {
       return handled.error();
     }
     if (detached_) return RunResult{RunEnd::Detached, 0, 0};  // a participant detached
+    handling_tid_ = 0;
+    for (Participant* participant : participants_) participant->between_events();
+    if (detached_) return RunResult{RunEnd::Detached, 0, 0};
   }
 }
 

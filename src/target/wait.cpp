@@ -4,6 +4,10 @@
 #include <sys/time.h>
 #include <sys/wait.h>
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -15,6 +19,8 @@ namespace {
 
 volatile sig_atomic_t g_stop_requested = 0;  // the signal number (SIGINT, SIGTERM), 0 if none
 volatile sig_atomic_t g_wake_tid = 0;
+std::atomic<bool> g_wake_requested{false};
+std::atomic<pid_t> g_waiting_thread{0};
 int g_stop_signals_depth = 0;
 struct sigaction g_previous_int;
 struct sigaction g_previous_term;
@@ -31,19 +37,22 @@ void on_stop_signal(int signal) {
 
 void on_idle_timer(int) {}
 
+void install_idle_handler() {
+  static bool installed = false;
+  if (installed) return;
+  struct sigaction action;
+  std::memset(&action, 0, sizeof action);
+  action.sa_handler = on_idle_timer;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0;  // no SA_RESTART: the blocked waitpid returns EINTR
+  sigaction(SIGALRM, &action, nullptr);
+  installed = true;
+}
+
 // A periodic timer, so that a tick that lands just before waitpid() blocks is followed by
 // another one.
 void arm_idle_timer(unsigned interval_ms) {
-  static bool installed = false;
-  if (interval_ms != 0 && !installed) {
-    struct sigaction action;
-    std::memset(&action, 0, sizeof action);
-    action.sa_handler = on_idle_timer;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = 0;  // no SA_RESTART: the blocked waitpid returns EINTR
-    sigaction(SIGALRM, &action, nullptr);
-    installed = true;
-  }
+  if (interval_ms != 0) install_idle_handler();
   itimerval timer{};
   timer.it_value.tv_usec = static_cast<suseconds_t>(interval_ms) * 1000;
   timer.it_interval = timer.it_value;
@@ -75,6 +84,17 @@ int stop_signal() { return g_stop_requested; }
 void clear_stop_request() { g_stop_requested = 0; }
 void set_wake_thread(pid_t tid) { g_wake_tid = tid; }
 
+void prepare_wake() {
+  install_idle_handler();
+  g_waiting_thread = static_cast<pid_t>(::syscall(SYS_gettid));
+}
+
+void wake_waiter() {
+  g_wake_requested = true;
+  // SIGALRM's handler does nothing: the signal only interrupts the waitpid of that thread.
+  if (const pid_t waiter = g_waiting_thread; waiter != 0) ::syscall(SYS_tgkill, ::getpid(), waiter, SIGALRM);
+}
+
 constexpr int kPollsBeforeSleeping = 200;  // ~0.2 ms of waitpid(WNOHANG) at most
 
 namespace {
@@ -99,6 +119,7 @@ Result<WaitResult> wait_for(std::optional<pid_t> tid, const WaitOptions& options
       if (got == 0 && !tid && g_stop_requested) return WaitResult{};
     }
     bool timed_out = false;
+    if (got == 0 && !tid && g_wake_requested.exchange(false)) return WaitResult{std::nullopt, true};
     if (got == 0) {
       const unsigned interval = tid ? 0 : options.idle_after_ms;
       if (interval != 0) arm_idle_timer(interval);
@@ -106,7 +127,7 @@ Result<WaitResult> wait_for(std::optional<pid_t> tid, const WaitOptions& options
       const int saved_errno = errno;
       if (interval != 0) arm_idle_timer(0);
       errno = saved_errno;
-      timed_out = interval != 0 && got < 0 && errno == EINTR;
+      timed_out = got < 0 && errno == EINTR && !tid && (interval != 0 || g_wake_requested.exchange(false));
     }
     if (got > 0) return WaitResult{RawWait{got, status}, false};
     if (errno == EINTR) {

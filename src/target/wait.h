@@ -29,6 +29,13 @@ int stop_signal();
 void request_stop();        // as if SIGINT had arrived (tests, the CLI)
 void clear_stop_request();
 
+// Another thread of the tracer has work for the thread that waits (a live session's command):
+// the general wait in progress, or the next one, returns as an idle tick (WaitResult::idle) so
+// that its loop can take the work. prepare_wake() is called on the waiting thread first.
+// A wake that lands just before waitpid() blocks is seen at the wait's next idle tick.
+void prepare_wake();
+void wake_waiter();
+
 struct RawWait {
   pid_t tid = 0;
   int status = 0;

@@ -29,12 +29,14 @@ uint64_t misses_of(const ProbeStatistics& statistics, uint32_t id) {
 
 }  // namespace
 
+std::string format_profile_line(const EventCatalog& catalog, const ProbeStatistics& statistics, uint32_t id) {
+  return fmt::format("  {} {:<44} {:>15} {:>15}\n", catalog[id].binary, catalog[id].event, hits_of(statistics, id),
+                     misses_of(statistics, id));
+}
+
 std::string format_profile(const EventCatalog& catalog, const ProbeStatistics& statistics) {
   std::string out;
-  for (uint32_t id = 0; id < catalog.size(); ++id) {
-    out += fmt::format("  {} {:<44} {:>15} {:>15}\n", catalog[id].binary, catalog[id].event, hits_of(statistics, id),
-                       misses_of(statistics, id));
-  }
+  for (uint32_t id = 0; id < catalog.size(); ++id) out += format_profile_line(catalog, statistics, id);
   return out;
 }
 

@@ -54,6 +54,7 @@ class ProbeStatistics {
 };
 
 // One line per probe in the catalog, uprobe_profile style.
+std::string format_profile_line(const EventCatalog& catalog, const ProbeStatistics& statistics, uint32_t id);
 std::string format_profile(const EventCatalog& catalog, const ProbeStatistics& statistics);
 // A table with a header, one row per probe, totals, and the dropped-event count if any.
 std::string format_summary(const EventCatalog& catalog, const ProbeStatistics& statistics);

@@ -351,11 +351,19 @@ bool filtered_out(const AgentProbe& probe, const CapturedArguments& captured, ui
   return depth == 1 && stack[0] == 0;
 }
 
+// The tracer's switch for the probe (AgentRingHeader::disabled). A relaxed load: the tracer's
+// write is seen by whatever runs after it; a hit already past this test when it lands began
+// while the probe was on, and is recorded.
+inline bool switched_off(const AgentRingHeader& ring, uint32_t probe_index) {
+  return __atomic_load_n(&ring.disabled[probe_index], __ATOMIC_RELAXED) != 0;
+}
+
 // Records one event of `probe` (its ops from `first_op`) into the ring.
 void record(const AgentProbe& probe, uint32_t first_op, const uint64_t* registers, uint64_t tid,
             const ReturnFacts& facts) {
   auto* ring = reinterpret_cast<AgentRingHeader*>(probe.ring);
   if (ring->magic != kRingMagic || probe.probe_index >= kMaxProbes) return;
+  if (switched_off(*ring, probe.probe_index)) return;
   const uint64_t size = ring->ring_size;
   uint8_t* const base = reinterpret_cast<uint8_t*>(ring + 1);
   if (probe.max_record < 8 * kRecordFixedWords || probe.max_record > size / 4 || (probe.max_record & 15) != 0 ||
@@ -509,6 +517,7 @@ void ask_for_site(AgentReturnState& state, AgentThread& thread, uint64_t site, u
 void return_entry(const AgentProbe& probe, const uint64_t* registers) {
   auto* state = reinterpret_cast<AgentReturnState*>(probe.returns);
   if (state == nullptr || probe.probe_index >= kMaxProbes || probe.saved_count > kMaxSavedWords) return;
+  if (switched_off(*reinterpret_cast<const AgentRingHeader*>(probe.ring), probe.probe_index)) return;
   AgentProbeCounters& counters = state->counters[probe.probe_index];
   const uint64_t tid = current_tid();
   AgentThread* thread = find_thread(*state, tid, true);

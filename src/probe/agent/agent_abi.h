@@ -93,6 +93,10 @@ struct AgentRingHeader {
   uint64_t readable_count;       // <= kReadableRanges
   AgentReadableRange readable[kReadableRanges];
   uint64_t filtered[kMaxProbes];  // hits the probe's filter turned away (no record)
+  // Nonzero: the probe is switched off (a live session disabled or removed it). The agent
+  // tests it before anything else, so a disabled probe's hit costs the jump into the
+  // trampoline and this load; only the tracer writes it (one byte: no torn value).
+  uint8_t disabled[kMaxProbes];
 };
 
 // One per jump-optimized probe (and one per return site), written by the tracer, read by the

@@ -48,6 +48,9 @@ struct JumpEngine::Probe {
   uint64_t trampoline = 0;
   uint64_t descriptor = 0;
   bool planted = false;
+  // Taken out by remove_probe(): switched off, and its jump gone unless probes planted later at
+  // the same address still share it (planted stays true until then).
+  bool removed = false;
   uint32_t index = 0;             // the agent's probe_index
   uint64_t missed_seen = 0;       // return probes: the agent's missed count at the last look
   uint64_t missed_by_tracer = 0;  // not reported yet
@@ -146,7 +149,7 @@ Result<uint64_t> JumpEngine::allocate_code(uint64_t near, uint64_t bytes, pid_t 
   return *at;
 }
 
-Status JumpEngine::add_probe(JumpProbeSpec spec) {
+Result<uint32_t> JumpEngine::add_probe(JumpProbeSpec spec) {
   if (probes_.size() >= agent::kMaxProbes) return make_error("too many jump-optimized probes");
   if (!spec.patch) {
     auto planned = plan(spec);
@@ -156,8 +159,40 @@ Status JumpEngine::add_probe(JumpProbeSpec spec) {
   const arch::JumpPlan patch = *spec.patch;
   // Five bytes are written: no thread may run meanwhile.
   supervisor::AllThreadsStopped stopped(process_, supervisor_.handling_tid());
+  if (!stopped.status()) return stopped.status().error();
+  if (auto planted = plant(std::move(spec), patch); !planted) return planted.error();
+  return probes_.back()->index;
+}
+
+void JumpEngine::set_enabled(uint32_t index, bool enabled) {
+  if (index >= probes_.size() || ring_ == 0) return;
+  if (probes_[index]->removed) enabled = false;
+  const uint8_t flag = enabled ? 0 : 1;
+  (void)process_.write(ring_ + offsetof(AgentRingHeader, disabled) + index, std::span(&flag, 1));
+}
+
+Status JumpEngine::remove_probe(uint32_t index) {
+  if (index >= probes_.size() || probes_[index]->removed) return make_error("no such jump-optimized probe");
+  Probe& probe = *probes_[index];
+  set_enabled(index, false);
+  probe.removed = true;
+  if (!probe.planted) return {};
+  std::vector<Probe*> behind_the_jump;
+  for (const auto& other : probes_) {
+    if (!other->planted || other->plan.address != probe.plan.address) continue;
+    if (!other->removed) return {};  // the jump stays for it; this probe's hits are switched off
+    behind_the_jump.push_back(other.get());
+  }
+  // The jump's bytes are rewritten: no thread may run meanwhile. A thread inside the
+  // trampoline (its displaced copies, the agent) returns to the instruction after the patched
+  // bytes, which are the program's own again.
+  supervisor::AllThreadsStopped stopped(process_, supervisor_.handling_tid());
   if (!stopped.status()) return stopped.status();
-  return plant(std::move(spec), patch);
+  drain();  // what it recorded before, under its index
+  if (auto written = process_.write(probe.plan.address, probe.original); !written) return written;
+  for (Probe* other : behind_the_jump) other->planted = false;
+  supervisor_.patches().release(*this, probe.plan.address);
+  return {};
 }
 
 Status JumpEngine::check_patchable(const arch::JumpPlan& plan, const arch::CodeRange& file_code,
@@ -242,12 +277,16 @@ Result<JumpEngine::Placed> JumpEngine::place_trampoline(const arch::JumpPlan& pl
 Status JumpEngine::plant(JumpProbeSpec spec, const arch::JumpPlan& patch) {
   const pid_t tid = process_.thread_for_remote_call();
   if (tid == 0) return make_error("no stopped thread to set the jump up from");
-  // Probes at one address share the jump; their trampoline calls the agent for each.
+  // Probes at one address share the jump; their trampoline calls the agent for each (a removed
+  // probe still behind the jump is left out of the new trampoline).
   std::vector<Probe*> sharing;
+  size_t live_sharing = 0;
   for (const auto& other : probes_)
-    if (other->planted && other->plan.address == patch.address && other->plan.length == patch.length)
+    if (other->planted && other->plan.address == patch.address && other->plan.length == patch.length) {
       sharing.push_back(other.get());
-  if (sharing.size() + 1 > arch_.max_probes_per_trampoline()) return make_error("too many probes at one address");
+      live_sharing += other->removed ? 0 : 1;
+    }
+  if (live_sharing + 1 > arch_.max_probes_per_trampoline()) return make_error("too many probes at one address");
   if (auto ok = check_patchable(patch, spec.function.code, !sharing.empty()); !ok) return ok;
   std::vector<uint8_t> live;
   if (sharing.empty()) {
@@ -264,11 +303,18 @@ Status JumpEngine::plant(JumpProbeSpec spec, const arch::JumpPlan& patch) {
       ring_, index, spec.capture, spec.is_return ? returns_ : 0, spec.max_active ? spec.max_active : kDefaultMaxActive,
       spec.agent_filter);
   std::vector<uint64_t> shared;
-  for (const Probe* other : sharing) shared.push_back(other->descriptor);
+  for (const Probe* other : sharing)
+    if (!other->removed) shared.push_back(other->descriptor);
   auto placed = place_trampoline(patch, descriptor, shared, tid);
   if (!placed) return placed.error();
+  const uint8_t switched_off = spec.disabled ? 1 : 0;
+  if (auto written = process_.write(ring_ + offsetof(AgentRingHeader, disabled) + index, std::span(&switched_off, 1));
+      !written)
+    return written;
   // A new trampoline, then the jump to it: a thread still in the old one finishes there.
   if (auto written = process_.write(patch.address, placed->jump); !written) return written;
+  for (Probe* other : sharing)
+    if (other->removed) other->planted = false;  // no longer called from the new trampoline
 
   auto probe = std::make_unique<Probe>();
   probe->spec = std::move(spec);

@@ -61,6 +61,9 @@ struct JumpProbeSpec {
   std::vector<uint8_t> agent_filter;
   std::function<void(uint64_t count)> on_filtered;
 
+  // Planted switched off (set_enabled() turns it on): the jump is in, its hits record nothing.
+  bool disabled = false;
+
   // Return probes: the record is made at the return (AgentRecord::return_address, saved).
   bool is_return = false;
   uint32_t max_active = 0;  // outstanding frames, all threads; 0: kDefaultMaxActive
@@ -99,8 +102,18 @@ class JumpEngine final : public supervisor::Participant {
 
   // Plants the probe as a jump. Threads that run are stopped while the jump is written, then
   // resumed (all but the one whose stop is being handled). An error says why it cannot be a
-  // jump; nothing was changed then and the caller plants a breakpoint.
-  Status add_probe(JumpProbeSpec spec);
+  // jump; nothing was changed then and the caller plants a breakpoint. Returns the probe's
+  // index (the agent's probe_index), which names it to set_enabled() and remove_probe().
+  Result<uint32_t> add_probe(JumpProbeSpec spec);
+  // Switches the probe's hits on or off in the agent (one byte, no thread stopped): off, a
+  // hit costs the jump into the trampoline and a flag test. Records already made still come.
+  void set_enabled(uint32_t index, bool enabled);
+  // Takes the probe out while the process runs on: switched off at once, then, when no other
+  // probe shares its jump, the original bytes go back with every thread stopped. Its
+  // trampoline and descriptor stay where they are, never reused: a thread may still be inside
+  // them (stopped in the agent, or in a signal handler called from there), and it finishes
+  // there. Records it made before still come; its index is never given to another probe.
+  Status remove_probe(uint32_t index);
   // [address, address + length) of the planned patch for `spec`, or the reason it cannot be.
   Result<arch::JumpPlan> plan(const JumpProbeSpec& spec) const;
 

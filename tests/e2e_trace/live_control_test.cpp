@@ -1,0 +1,492 @@
+// A live session (xprobe trace --ctl): probes added, enabled, disabled and removed through the
+// control socket while eight threads of programs/live_calls.c call the probed function. The
+// program makes its calls in phases the test starts one at a time, and the test acts only
+// between phases, so it knows which calls were made while the probe was enabled: all of
+// those must be events, exactly once each, and none of the others. The program's output and
+// status must be those of an untraced run. The socket is spoken to here with a client of the
+// test's own, from the protocol's description (docs/xprobe.1), not with xprobe's.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "kernel_tracefs.h"
+#include "test_support.h"
+#include "trace_runner.h"
+
+namespace xprobe::testing {
+namespace {
+
+constexpr int kThreads = 8, kCalls = 16;
+
+std::string work_definition(const std::string& name = "xprobe_live/work") {
+  return fmt::format("p:{} {}:live_work phase=%di:s32 call=%si:s32", name, LIVE_CALLS_PATH);
+}
+
+struct Reply {
+  bool ok = false;
+  int error = 0;
+  std::string text;
+};
+
+// One xprobe trace --ctl session on live_calls, its socket directory its own.
+class LiveRun {
+ public:
+  explicit LiveRun(const std::vector<std::string>& xprobe_options, const std::vector<std::string>& program_args = {}) {
+    char directory[] = "/tmp/xprobe-live-test-XXXXXX";
+    runtime_dir_ = mkdtemp(directory);
+    trace_path_ = runtime_dir_ + "/trace.txt";
+    stderr_path_ = runtime_dir_ + "/stderr.txt";
+    int to_program[2], from_program[2];
+    EXPECT_EQ(pipe2(to_program, O_CLOEXEC), 0);
+    EXPECT_EQ(pipe2(from_program, O_CLOEXEC), 0);
+    std::vector<std::string> argv{XPROBE_PATH, "trace", "--ctl", "-o", trace_path_};
+    for (const std::string& option : xprobe_options)
+      argv.push_back(option == "MOUNT" ? (mkdir((runtime_dir_ + "/mnt").c_str(), 0700), runtime_dir_ + "/mnt") : option);
+    argv.push_back("--");
+    argv.push_back(LIVE_CALLS_PATH);
+    argv.insert(argv.end(), program_args.begin(), program_args.end());
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(to_program[0], 0);
+      dup2(from_program[1], 1);
+      const int err = open(stderr_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      dup2(err, 2);
+      setenv("XDG_RUNTIME_DIR", runtime_dir_.c_str(), 1);
+      std::vector<char*> args;
+      for (std::string& word : argv) args.push_back(word.data());
+      args.push_back(nullptr);
+      execv(args[0], args.data());
+      _exit(127);
+    }
+    close(to_program[0]);
+    close(from_program[1]);
+    to_program_ = fdopen(to_program[1], "w");
+    from_program_ = fdopen(from_program[0], "r");
+  }
+  ~LiveRun() {
+    if (socket_ >= 0) close(socket_);
+    if (to_program_) fclose(to_program_);
+    if (from_program_) fclose(from_program_);
+    if (pid_ > 0 && !reaped_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    (void)!system(fmt::format("rm -rf '{}'", runtime_dir_).c_str());
+  }
+
+  std::string program_line() {
+    char line[256];
+    if (fgets(line, sizeof line, from_program_) == nullptr) return {};
+    output_ += line;
+    return line;
+  }
+  bool connect_socket() {
+    const std::string path = fmt::format("{}/xprobe/session-{}.sock", runtime_dir_, pid_);
+    struct stat info {};
+    if (stat(path.c_str(), &info) != 0) return false;
+    socket_mode_ = info.st_mode & 0777;
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::snprintf(address.sun_path, sizeof address.sun_path, "%s", path.c_str());
+    socket_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    return connect(socket_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+  }
+  Reply request(const std::string& line) {
+    Reply reply;
+    const std::string sent = line + "\n";
+    if (write(socket_, sent.data(), sent.size()) != static_cast<ssize_t>(sent.size())) return reply;
+    std::string status;
+    char c = 0;
+    while (read(socket_, &c, 1) == 1 && c != '\n') status += c;
+    unsigned long length = 0;
+    if (std::sscanf(status.c_str(), "ok %lu", &length) == 1) {
+      reply.ok = true;
+    } else if (std::sscanf(status.c_str(), "error %d %lu", &reply.error, &length) != 2) {
+      reply.text = "malformed status line: " + status;
+      return reply;
+    }
+    reply.text.resize(length);
+    size_t done = 0;
+    while (done < length) {
+      const ssize_t n = read(socket_, reply.text.data() + done, length - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    return reply;
+  }
+  // Runs one phase of calls; its number.
+  int phase() {
+    fputs("go\n", to_program_);
+    fflush(to_program_);
+    const std::string line = program_line();
+    int number = -1;
+    std::sscanf(line.c_str(), "done %d", &number);
+    return number;
+  }
+  void tell_program(const std::string& line) {
+    fputs((line + "\n").c_str(), to_program_);
+    fflush(to_program_);
+  }
+  // Ends the program; xprobe's status.
+  int finish() {
+    fputs("quit\n", to_program_);
+    fflush(to_program_);
+    while (!program_line().empty()) {
+    }
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    reaped_ = true;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  const std::string& output() const { return output_; }
+  std::string trace() const { return read_text_file(trace_path_); }
+  std::string diagnostics() const { return read_text_file(stderr_path_); }
+  unsigned socket_mode() const { return socket_mode_; }
+  const std::string& runtime_dir() const { return runtime_dir_; }
+
+ private:
+  std::string runtime_dir_, trace_path_, stderr_path_;
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+  FILE* to_program_ = nullptr;
+  FILE* from_program_ = nullptr;
+  int socket_ = -1;
+  unsigned socket_mode_ = 0;
+  std::string output_;
+};
+
+// The program untraced, with `phases` phases: its output and status.
+RunResult untraced(int phases) {
+  std::string input;
+  for (int i = 0; i < phases; ++i) input += "go\n";
+  const std::string path = fmt::format("/tmp/xprobe-live-input-{}", getpid());
+  FILE* file = fopen(path.c_str(), "w");
+  fputs(input.c_str(), file);
+  fclose(file);
+  RunResult result = run_untraced({"/bin/sh", "-c", fmt::format("exec '{}' < '{}'", LIVE_CALLS_PATH, path)});
+  unlink(path.c_str());
+  return result;
+}
+
+// phase -> the call numbers of its events (each phase's calls are numbered 0..kThreads*kCalls-1).
+std::map<int, std::multiset<int>> calls_by_phase(const std::string& trace) {
+  std::vector<std::string> bad;
+  std::map<int, std::multiset<int>> calls;
+  for (const TraceEvent& event : parse_trace(trace, &bad)) {
+    EXPECT_EQ(event.event, "work");
+    calls[std::stoi(event.arg("phase"))].insert(std::stoi(event.arg("call")));
+  }
+  EXPECT_TRUE(bad.empty()) << bad.front();
+  return calls;
+}
+
+// Every call of each enabled phase once, nothing of any other phase.
+void expect_enabled_phases_only(const std::map<int, std::multiset<int>>& calls, const std::set<int>& enabled, int phases) {
+  std::multiset<int> all;
+  for (int call = 0; call < kThreads * kCalls; ++call) all.insert(call);
+  for (int phase = 1; phase <= phases; ++phase) {
+    auto found = calls.find(phase);
+    if (enabled.contains(phase)) {
+      ASSERT_NE(found, calls.end()) << "no events of enabled phase " << phase;
+      ASSERT_EQ(found->second, all) << "phase " << phase << ": " << found->second.size() << " events";
+    } else {
+      ASSERT_EQ(found, calls.end()) << found->second.size() << " events of disabled phase " << phase;
+    }
+  }
+  for (const auto& [phase, numbers] : calls) ASSERT_TRUE(phase >= 1 && phase <= phases) << "phase " << phase;
+}
+
+class LiveControl : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(LiveControl, AddEnableDisableRemoveCyclesWhileEightThreadsCall) {
+  const int cycles = std::getenv("LIVE_CYCLES") ? std::atoi(std::getenv("LIVE_CYCLES")) : std::string(GetParam()) == "jump" ? 1000 : 300;
+  LiveRun run({"--engine", GetParam()});
+  ASSERT_EQ(run.program_line(), "ready\n") << run.diagnostics();
+  ASSERT_TRUE(run.connect_socket()) << run.diagnostics();
+  EXPECT_EQ(run.socket_mode(), 0600u);
+  std::set<int> enabled;
+  int phases = 0;
+  auto ok = [&](const std::string& line) {
+    const Reply reply = run.request(line);
+    ASSERT_TRUE(reply.ok) << line << ": " << reply.error << " " << reply.text;
+  };
+  for (int cycle = 0; cycle < cycles; ++cycle) {
+    ok("add " + work_definition());
+    ASSERT_EQ(run.phase(), ++phases);  // added: disabled, as in tracefs
+    ok("enable xprobe_live/work");
+    ASSERT_EQ(run.phase(), ++phases);
+    enabled.insert(phases);
+    ok("disable xprobe_live/work");
+    ASSERT_EQ(run.phase(), ++phases);
+    ok(cycle % 2 == 0 ? "enable xprobe_live/" : "enable");  // by group, and every event
+    ASSERT_EQ(run.phase(), ++phases);
+    enabled.insert(phases);
+    ok("disable work");  // by event name alone
+    ok("remove xprobe_live/work");
+    ASSERT_EQ(run.phase(), ++phases);
+    if (HasFailure()) break;
+  }
+  const int status = run.finish();
+  const RunResult reference = untraced(phases);
+  EXPECT_EQ(run.output(), reference.output);
+  EXPECT_EQ(status, reference.exit_status) << run.diagnostics();
+  expect_enabled_phases_only(calls_by_phase(run.trace()), enabled, phases);
+}
+
+TEST_P(LiveControl, ListStatsAndTheKernelsRefusals) {
+  LiveRun run({"--engine", GetParam()});
+  ASSERT_EQ(run.program_line(), "ready\n") << run.diagnostics();
+  ASSERT_TRUE(run.connect_socket()) << run.diagnostics();
+  EXPECT_EQ(run.request("list").text, "");
+  ASSERT_TRUE(run.request("add " + work_definition()).ok);
+  ASSERT_TRUE(run.request("add " + work_definition("xprobe_live/again")).ok);
+  EXPECT_EQ(run.request("list").text, fmt::format("{}\n{}\n", work_definition(), work_definition("xprobe_live/again")));
+  // The same probe point again for the same event: the kernel's EEXIST.
+  Reply same = run.request("add " + work_definition());
+  EXPECT_EQ(same.error, EEXIST) << same.text;
+  EXPECT_NE(same.text.find("There is already the exact same probe event"), std::string::npos) << same.text;
+  ASSERT_TRUE(run.request("enable xprobe_live/work").ok);
+  // An enabled event cannot be deleted (EBUSY), one that does not exist is ENOENT.
+  EXPECT_EQ(run.request("remove xprobe_live/work").error, EBUSY);
+  EXPECT_EQ(run.request("remove xprobe_live/nosuch").error, ENOENT);
+  EXPECT_EQ(run.request("enable xprobe_live/nosuch").error, ENOENT);
+  EXPECT_EQ(run.request("frobnicate").error, EINVAL);
+  ASSERT_EQ(run.phase(), 1);
+  ASSERT_EQ(run.phase(), 2);
+  // uprobe_profile: the enabled event's hits, the disabled one's none.
+  const std::string stats = run.request("stats").text;
+  const std::string hits = std::to_string(2 * kThreads * kCalls);
+  // "  BINARY EVENT(%-44s) HITS(%15lu) MISSES(%15lu)"
+  const std::string work_line = fmt::format(" work{}{} ", std::string(44 - 4 + 1 + 15 - hits.size(), ' '), hits);
+  EXPECT_NE(stats.find(work_line), std::string::npos) << stats;
+  EXPECT_NE(stats.find(fmt::format(" again{}0 ", std::string(44 - 5 + 1 + 15 - 1, ' '))), std::string::npos) << stats;
+  ASSERT_TRUE(run.request("disable").ok);
+  ASSERT_TRUE(run.request("remove xprobe_live/").ok);  // the whole group
+  EXPECT_EQ(run.request("list").text, "");
+  EXPECT_EQ(run.request("stats").text, "");
+  ASSERT_EQ(run.phase(), 3);
+  EXPECT_EQ(run.finish(), untraced(3).exit_status);
+  // The final profile keeps the removed probes' counts.
+  EXPECT_NE(run.diagnostics().find(work_line), std::string::npos) << run.diagnostics();
+  expect_enabled_phases_only(calls_by_phase(run.trace()), {1, 2}, 3);
+}
+
+// The kernel's error_log entry for a refused line, from "error:" on (timestamps differ).
+std::vector<std::string> kernel_error_entries(const std::vector<std::string>& bad_lines, std::string* why_not) {
+  std::vector<std::string> entries;
+  auto tracefs = KernelTracefs::open(why_not);
+  if (!tracefs) return entries;
+  for (const std::string& line : bad_lines) {
+    int error = 0;
+    EXPECT_FALSE(tracefs->define(line, &error)) << line;
+    const std::string log = tracefs->error_log();
+    const size_t at = log.rfind("trace_uprobe: error:");
+    EXPECT_NE(at, std::string::npos) << log;
+    if (at == std::string::npos) return {};
+    entries.push_back(log.substr(at + std::strlen("trace_uprobe: ")));
+  }
+  return entries;
+}
+
+// A bad line is refused with the kernel's message and caret, as the kernel's error_log shows
+// them for the same line (the kernel's uprobe_events is the oracle, one line at a time).
+TEST(LiveControlRefusals, SameMessageAndCaretAsTheKernel) {
+  // The kernel's uprobe_events wants a file offset.
+  const std::string place = fmt::format("{}:{:#x}", LIVE_CALLS_PATH, file_offset_of(LIVE_CALLS_PATH, "live_work"));
+  const std::vector<std::string> bad_lines = {
+      fmt::format("p:xpt_live/bad {} x=%zz", place),
+      fmt::format("p:xpt_live/bad {} x=+0(%di", place),
+      fmt::format("p:xpt_live/bad {} x=%di:u99", place),
+      fmt::format("p:xpt_live/bad {} x=%di y=%si x=%dx", place),
+      fmt::format("p:xpt_live/1bad {}", place),
+  };
+  std::string why_not;
+  const std::vector<std::string> kernel_entries = kernel_error_entries(bad_lines, &why_not);
+  if (kernel_entries.empty()) GTEST_SKIP() << why_not;
+  ASSERT_EQ(kernel_entries.size(), bad_lines.size());
+  LiveRun run({});
+  ASSERT_EQ(run.program_line(), "ready\n") << run.diagnostics();
+  ASSERT_TRUE(run.connect_socket()) << run.diagnostics();
+  for (size_t i = 0; i < bad_lines.size(); ++i) {
+    const Reply reply = run.request("add " + bad_lines[i]);
+    EXPECT_EQ(reply.error, EINVAL) << bad_lines[i];
+    const size_t at = reply.text.find("error:");
+    ASSERT_NE(at, std::string::npos) << reply.text;
+    EXPECT_EQ(reply.text.substr(at), kernel_entries[i]) << bad_lines[i];
+  }
+  EXPECT_EQ(run.request("list").text, "");
+  EXPECT_EQ(run.finish(), untraced(0).exit_status);
+}
+
+// A probe removed while a thread sits inside its trampoline (parked in a signal handler that
+// interrupted the agent or the trampoline's code): the thread later returns there and runs on
+// correctly, also after a probe at the same address got a trampoline of its own meanwhile.
+TEST(LiveControlTrampoline, RemovedWhileAThreadIsInsideItsTrampoline) {
+  LiveRun run({"--engine", "jump", "-e", work_definition()}, {"park"});
+  ASSERT_EQ(run.program_line(), "ready\n") << run.diagnostics();
+  ASSERT_TRUE(run.connect_socket()) << run.diagnostics();
+  run.tell_program("go");
+  ASSERT_EQ(run.program_line(), "parked\n") << run.diagnostics();
+  for (const char* line : {"disable xprobe_live/work", "remove xprobe_live/work"}) {
+    const Reply reply = run.request(line);
+    ASSERT_TRUE(reply.ok) << line << ": " << reply.text;
+  }
+  // Probes come and go at the same address while the thread is parked; the last one stays.
+  for (int i = 0; i < 20; ++i) {
+    const std::string name = fmt::format("xprobe_live/other{}", i);
+    ASSERT_TRUE(run.request("add " + work_definition(name)).ok);
+    ASSERT_TRUE(run.request("enable " + name).ok);
+    ASSERT_TRUE(run.request("disable " + name).ok);
+    ASSERT_TRUE(run.request("remove " + name).ok);
+  }
+  ASSERT_TRUE(run.request("add " + work_definition("xprobe_live/after")).ok);
+  ASSERT_TRUE(run.request("enable xprobe_live/after").ok);
+  run.tell_program("go");
+  EXPECT_EQ(run.program_line(), "released\n");
+  EXPECT_EQ(run.finish(), 0) << run.diagnostics();
+  std::vector<std::string> bad;
+  std::multiset<int> after_calls;
+  size_t before = 0;
+  for (const TraceEvent& event : parse_trace(run.trace(), &bad)) {
+    if (event.event == "work") ++before;
+    if (event.event == "after" && event.arg("phase") == "2") after_calls.insert(std::stoi(event.arg("call")));
+    EXPECT_TRUE(event.event == "work" || event.event == "after") << event.event;
+  }
+  EXPECT_TRUE(bad.empty());
+  EXPECT_GT(before, 0u);
+  std::multiset<int> all;
+  for (int call = 0; call < 1000; ++call) all.insert(call);
+  EXPECT_EQ(after_calls, all);
+}
+
+// The shell's exit status and output of `command`, run in `directory`.
+struct Shell {
+  int status = -1;
+  std::string output;
+};
+Shell shell(const std::string& directory, const std::string& command) {
+  Shell result;
+  FILE* pipe = popen(fmt::format("cd '{}' && {{ {}; }} 2>/dev/null", directory, command).c_str(), "r");
+  char buffer[4096];
+  size_t n = 0;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, n);
+  const int status = pclose(pipe);
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+bool mounted(const std::string& directory) {
+  return read_text_file("/proc/self/mounts").find(" " + directory + " ") != std::string::npos;
+}
+
+// The kernel's format file for `definition` (its ID line left out), or "" with `why_not`.
+std::string kernel_format(const std::string& definition, const std::string& group_event, std::string* why_not) {
+  auto tracefs = KernelTracefs::open(why_not);
+  if (!tracefs) return {};
+  EXPECT_TRUE(tracefs->define(definition)) << definition;
+  std::string format = read_text_file(fmt::format("{}/events/{}/format", tracefs->root(), group_event));
+  tracefs->undefine(group_event);
+  return format;
+}
+
+std::string without_id_line(const std::string& format) {
+  const size_t id = format.find("\nID: ");
+  if (id == std::string::npos) return format;
+  return format.substr(0, id + 1) + format.substr(format.find('\n', id + 1) + 1);
+}
+
+// Every file of the tracefs-compatible mount, with the shell's echo and cat.
+TEST_P(LiveControl, TheMountWithEchoAndCat) {
+  if (access("/dev/fuse", R_OK | W_OK) != 0) GTEST_SKIP() << "no /dev/fuse";
+  LiveRun run({"--engine", GetParam(), "--control", "MOUNT"});
+  ASSERT_EQ(run.program_line(), "ready\n") << run.diagnostics();
+  const std::string mnt = run.runtime_dir() + "/mnt";
+  ASSERT_TRUE(mounted(mnt)) << run.diagnostics();
+  const std::string definition = work_definition();
+  EXPECT_EQ(shell(mnt, "echo '" + definition + "' >> uprobe_events").status, 0);
+  EXPECT_EQ(shell(mnt, "cat uprobe_events").output, definition + "\n");
+  EXPECT_EQ(shell(mnt, "ls events/xprobe_live/work").output, "enable\nfilter\nformat\n");
+  EXPECT_EQ(shell(mnt, "cat events/xprobe_live/work/enable").output, "0\n");
+  EXPECT_EQ(shell(mnt, "cat events/xprobe_live/work/filter").output, "none\n");
+  // The format file is the kernel's for the same definition.
+  std::string why_not;
+  const std::string kernel = kernel_format(
+      fmt::format("p:xprobe_live/work {}:{:#x} phase=%di:s32 call=%si:s32", LIVE_CALLS_PATH, file_offset_of(LIVE_CALLS_PATH, "live_work")),
+      "xprobe_live/work", &why_not);
+  if (!kernel.empty()) {
+    EXPECT_EQ(without_id_line(shell(mnt, "cat events/xprobe_live/work/format").output), without_id_line(kernel));
+  }
+  // Enabled: the phase's events are in trace, with the kernel's header.
+  EXPECT_EQ(shell(mnt, "echo 1 > events/xprobe_live/work/enable").status, 0);
+  EXPECT_EQ(shell(mnt, "cat events/xprobe_live/enable events/enable").output, "1\n1\n");
+  ASSERT_EQ(run.phase(), 1);
+  const std::string trace = shell(mnt, "cat trace").output;
+  EXPECT_EQ(trace.rfind("# tracer: nop\n#\n# entries-in-buffer/entries-written: 128/128   #P:", 0), 0u) << trace;
+  expect_enabled_phases_only(calls_by_phase(trace), {1}, 1);
+  EXPECT_EQ(shell(mnt, "echo > trace && grep -vc '^#' trace").output, "0\n");
+  // trace_pipe: a reader that blocks until events come, and goes away after 128 lines.
+  FILE* reader = popen(fmt::format("head -n {} '{}/trace_pipe'", kThreads * kCalls, mnt).c_str(), "r");
+  ASSERT_EQ(run.phase(), 2);
+  std::string piped;
+  char buffer[4096];
+  for (size_t n; (n = fread(buffer, 1, sizeof buffer, reader)) > 0;) piped.append(buffer, n);
+  EXPECT_EQ(pclose(reader), 0);
+  expect_enabled_phases_only(calls_by_phase(piped), {2}, 2);
+  // Consumed: trace no longer has them.
+  EXPECT_EQ(shell(mnt, "grep -vc '^#' trace").output, "0\n");
+  const std::string hits = std::to_string(2 * kThreads * kCalls);
+  EXPECT_NE(shell(mnt, "cat uprobe_profile").output.find(" " + hits + " "), std::string::npos);
+  // tracing_on 0: nothing goes into the buffer (the -o file still gets everything).
+  EXPECT_EQ(shell(mnt, "echo 0 > tracing_on && cat tracing_on").output, "0\n");
+  ASSERT_EQ(run.phase(), 3);
+  EXPECT_EQ(shell(mnt, "grep -vc '^#' trace").output, "0\n");
+  EXPECT_EQ(shell(mnt, "echo 1 > tracing_on && echo 4 > buffer_size_kb && cat buffer_size_kb").output, "4\n");
+  // A small buffer keeps the newest events only, as the kernel's overwrites the oldest.
+  ASSERT_EQ(run.phase(), 4);
+  const std::string small = shell(mnt, "grep -v '^#' trace").output;
+  EXPECT_LE(small.size(), 4096u);
+  EXPECT_GT(small.size(), 0u);
+  // Refusals: EBUSY for an enabled event, EINVAL and the kernel's error_log for a bad line.
+  EXPECT_NE(shell(mnt, "echo '-:xprobe_live/work' >> uprobe_events").status, 0);
+  EXPECT_NE(shell(mnt, "echo > uprobe_events").status, 0);
+  const std::string bad =
+      fmt::format("p:xpt_live/bad {}:{:#x} x=%zz", LIVE_CALLS_PATH, file_offset_of(LIVE_CALLS_PATH, "live_work"));
+  EXPECT_NE(shell(mnt, "echo '" + bad + "' >> uprobe_events").status, 0);
+  const std::vector<std::string> kernel_entries = kernel_error_entries({bad}, &why_not);
+  const std::string log = shell(mnt, "cat error_log").output;
+  EXPECT_NE(log.find("] trace_uprobe: error:"), std::string::npos) << log;
+  if (!kernel_entries.empty()) {
+    EXPECT_EQ(log.substr(log.find("error:")), kernel_entries[0]);
+  }
+  EXPECT_EQ(shell(mnt, "echo > error_log && cat error_log").output, "");
+  // Disabled, then removed by truncation.
+  EXPECT_EQ(shell(mnt, "echo 0 > events/enable && cat events/xprobe_live/work/enable").output, "0\n");
+  EXPECT_EQ(shell(mnt, "echo > uprobe_events && cat uprobe_events").output, "");
+  EXPECT_NE(shell(mnt, "ls events/xprobe_live").status, 0);
+  ASSERT_EQ(run.phase(), 5);
+  EXPECT_EQ(run.finish(), untraced(5).exit_status) << run.diagnostics();
+  EXPECT_EQ(run.output(), untraced(5).output);
+  EXPECT_FALSE(mounted(mnt));  // unmounted at the end
+  expect_enabled_phases_only(calls_by_phase(run.trace()), {1, 2, 3, 4}, 5);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, LiveControl, ::testing::Values("trap", "jump"));
+
+}  // namespace
+}  // namespace xprobe::testing
