@@ -109,8 +109,9 @@ CommandRunner add_trace_command(CLI::App& app, const std::vector<std::string>& p
   };
   aggregation("--hist", trace::SummaryKind::Hist,
               "the kernel's hist trigger on an event (histogram.rst; keys .hex .sym .sym-offset .execname .log2 "
-              ".buckets=N, vals, sort, size), printed as its hist file; or GRP/EVENT:FIELD[:KEY] for bpftrace's "
-              "hist() of a field. The event's hits are aggregated instead of printed. Repeatable.\n"
+              ".buckets=N, vals with .hex .percent .graph, sort, size, pause/cont/clear, nohitcount), printed as its hist "
+              "file; or GRP/EVENT:FIELD[:KEY] for bpftrace's hist() of a field. The event's hits are aggregated instead "
+              "of printed (inside the program for jump-optimized probes). Repeatable.\n"
               "  --hist 'mem/malloc:hist:keys=size.log2:sort=size'   --hist 'mem/malloc:size'",
               "GRP/EVENT:hist:...|GRP/EVENT:FIELD[:KEY]");
   aggregation("--count", trace::SummaryKind::Count, "bpftrace's count() of an event's hits, by KEY if given.\n  --count 'mem/malloc:comm'",

@@ -47,6 +47,7 @@
 #include "supervisor/supervisor.h"
 #include "target/process.h"
 #include "target/wait.h"
+#include "trace/aggregation/agent_aggregation.h"
 #include "trace/aggregation/hist_trigger.h"
 #include "trace/event_fields.h"
 #include "trace/event_output.h"
@@ -128,6 +129,13 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   // Feeds the event to the probe's aggregations; false when it has none (print it then).
   bool aggregate(const PlantedProbe& probe, const trace::EventRecord& record, uint64_t latency_ns);
   std::string format_aggregations() const;
+  // The probe's aggregations compiled for the jump engine's agent, when it can compute every
+  // one of them (trace/aggregation/agent_aggregation.h); none: the tracer aggregates records.
+  std::optional<std::vector<probe::AgentAggregationSpec>> agent_aggregations_of(const PlantedProbe& planted) const;
+  // The agent's tables read, so the tracer's tables are whole.
+  void collect_agent_aggregations() {
+    if (jump_engine_) jump_engine_->collect_aggregations();
+  }
   // --interval: prints (and with --clear empties) the aggregations when the interval is over.
   void print_interval_if_due();
   void on_idle() override { print_interval_if_due(); }
@@ -351,6 +359,24 @@ bool TraceSession::set_aggregations() {
         error(fmt::format("--hist {}", spec.error().message));
         return false;
       }
+      // As the kernel registers a trigger: one like an existing one is a command to it.
+      Aggregation* existing = nullptr;
+      for (Aggregation& other : aggregations_)
+        if (other.hist && other.group_event == aggregation.group_event && other.hist->spec().same_trigger(*spec)) existing = &other;
+      using Command = trace::HistSpec::Command;
+      if (existing != nullptr) {
+        if (spec->command == Command::None) {
+          error(fmt::format("--hist '{}': Hist trigger already exists", rest));
+          return false;
+        }
+        if (spec->command == Command::Clear) existing->hist->clear();
+        else existing->hist->set_paused(spec->command == Command::Pause);
+        continue;
+      }
+      if (spec->command == Command::Cont || spec->command == Command::Clear) {
+        error(fmt::format("--hist '{}': Can't clear or continue a nonexistent hist trigger", rest));
+        return false;
+      }
       aggregation.hist.emplace(std::move(*spec), event);
     } else {
       auto spec = trace::parse_summary(option.kind, option.text, event);
@@ -374,6 +400,23 @@ bool TraceSession::aggregate(const PlantedProbe& probe, const trace::EventRecord
   }
   print_interval_if_due();
   return true;
+}
+
+std::optional<std::vector<probe::AgentAggregationSpec>> TraceSession::agent_aggregations_of(const PlantedProbe& planted) const {
+  if (planted.aggregations.empty() || planted.aggregations.size() > agent::kMaxAggregations) return std::nullopt;
+  std::vector<probe::AgentAggregationSpec> out;
+  const trace::EventDescription& event = catalog_[planted.catalog_id];
+  for (size_t index : planted.aggregations) {
+    const Aggregation& aggregation = aggregations_[index];
+    std::optional<probe::AgentAggregationSpec> compiled;
+    if (aggregation.hist) compiled = trace::agent_aggregation_of(aggregation.hist->spec(), event, planted.plan, planted.address);
+    if (aggregation.summary)
+      compiled = trace::agent_aggregation_of(aggregation.summary->spec(), planted.plan, planted.address,
+                                             planted.entry_clock_slot, options_.clear_each_interval);
+    if (!compiled) return std::nullopt;
+    out.push_back(std::move(*compiled));
+  }
+  return out;
 }
 
 std::string TraceSession::format_aggregations() const {
@@ -404,6 +447,7 @@ void TraceSession::print_interval_if_due() {
   if (now < next_interval_ns_) return;
   next_interval_ns_ = now + uint64_t{options_.interval_seconds} * 1000000000ull;
   if (jump_engine_) jump_engine_->drain();
+  collect_agent_aggregations();
   time_t wall = time(nullptr);
   tm local{};
   localtime_r(&wall, &local);
@@ -776,6 +820,22 @@ bool TraceSession::plant_pending(bool strict) {
           statistics_.counters(planted.catalog_id).add_filtered_hits(count);
         };
       }
+      if (auto in_agent = agent_aggregations_of(planted)) {
+        jump.agent_aggregations = std::move(*in_agent);
+        jump.on_aggregated = [this, &planted](size_t a, const probe::AggregationUpdate& update) {
+          if (a >= planted.aggregations.size()) return;
+          Aggregation& aggregation = aggregations_[planted.aggregations[a]];
+          if (aggregation.hist) aggregation.hist->add_aggregated(update);
+          if (aggregation.summary) aggregation.summary->add_aggregated(update);
+        };
+        jump.on_aggregated_hits = [this, &planted](uint64_t count) {
+          trace::ProbeCounters& counters = statistics_.counters(planted.catalog_id);
+          for (uint64_t n = 0; n < count; ++n) counters.hit();
+        };
+        jump.on_aggregation_failed = [this, &planted](const std::string& why) {
+          warning(fmt::format("{}: {}; xprobe aggregates its hits from now on", group_event_of(catalog_[planted.catalog_id]), why));
+        };
+      }
       jump.on_trapped_return = [this, &planted](const probe::engine::HitContext& c, uint64_t return_address,
                                                 std::span<const uint64_t> saved) {
         emit_return(planted, c, planted.address, return_address, saved);
@@ -943,7 +1003,10 @@ void TraceSession::watch_dynamic_linker() {
 
 void TraceSession::watch_exec_calls() {
   watch_functions({"execve", "execveat", "fexecve", "execv", "execvp", "execvpe", "execl", "execlp", "execle"},
-                  exec_watches_, [this](const probe::engine::HitContext&) { jump_engine_->drain(); });
+                  exec_watches_, [this](const probe::engine::HitContext&) {
+                    jump_engine_->drain();
+                    jump_engine_->collect_aggregations();
+                  });
 }
 
 trace::EventRecord TraceSession::fetch_event(const PlantedProbe& probe, const probe::engine::HitContext& hit,
