@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "arch/registry.h"
+#include "elf/go_program.h"
 #include "probe/filter/agent_filter.h"
 #include "probe/filter/trailing_filter.h"
 #include "session/event_filters.h"
@@ -152,6 +153,8 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   void rebuild_modules();
   // The main executable's read-only segments, for the agent to read without a system call.
   void publish_readable_ranges();
+  // A Go program: both engines follow return probes per goroutine.
+  void follow_goroutines_if_go();
   // Resolves, checks and plants the definitions still waiting. At start (strict) any error
   // or refusal stops xprobe before anything is planted; later (dlopen, exec) it is reported
   // and that definition is dropped.
@@ -619,6 +622,13 @@ void TraceSession::rebuild_modules() {
   if (!maps) return;
   modules_ = probe::ModuleMap::from_maps(*maps, elf_cache_, main_executable_,
                                          fmt::format("/proc/{}/root", process_->pid()));
+}
+
+void TraceSession::follow_goroutines_if_go() {
+  const probe::LoadedModule* main = modules_.main_executable();
+  const bool go = main != nullptr && main->elf && elf::is_go_program(*main->elf);
+  if (engine_) engine_->set_goroutine_frames(go);
+  if (jump_engine_) jump_engine_->set_goroutine_frames(go);
 }
 
 void TraceSession::publish_readable_ranges() {
@@ -1229,6 +1239,7 @@ void TraceSession::on_exec() {
   for (size_t i = 0; i < definitions_.size(); ++i) pending_.push_back(i);
   rebuild_modules();
   publish_readable_ranges();
+  follow_goroutines_if_go();
   watch_program_entry();
   plant_pending(false);
   watch_dynamic_linker();
@@ -1265,6 +1276,7 @@ int TraceSession::run() {
   supervisor_->join(*this);
   rebuild_modules();
   publish_readable_ranges();
+  follow_goroutines_if_go();
   relocated_ = !process_->launched();
   watch_program_entry();
   if (!plant_pending(true)) {
