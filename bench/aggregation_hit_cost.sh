@@ -3,8 +3,8 @@
 # work(i, i+1) called N times (one thread):
 #   xprobe-entry        a plain jump-optimized entry probe, events to a file (the reference)
 #   xprobe-filter-false the same probe with a filter that rejects every hit (decided in the agent)
-#   xprobe-hist         --hist 'hist:keys=a.log2' (a key on an argument)
-#   xprobe-latency      a return probe feeding --latency
+#   xprobe-hist         --hist 'hist:keys=a.log2' (a key on an argument), computed in the agent
+#   xprobe-latency      a return probe feeding --latency, computed in the agent
 #   kernel-entry        the kernel's uprobe, its events read from a tracefs instance
 #   kernel-filter-false the kernel's uprobe with the same rejecting filter
 #   kernel-count        the kernel's uprobe, its events counted by key afterwards (this kernel has
@@ -31,6 +31,8 @@ cleanup() {
 trap cleanup EXIT
 [ -e "$TRACEFS/uprobe_events" ] || mount -t tracefs nodev "$TRACEFS"
 loop() { sed -n 's/.*loop_ns=\([0-9]*\).*/\1/p' "$1"; }
+# xprobe's --summary: the ring records read and the hits dropped (a full ring), which must be 0.
+ring() { local d; d=$(sed -n 's/^xprobe: \([0-9]*\) events were dropped.*/\1/p' "$1"); echo "$(grep -o 'ring records read: [0-9]*' "$1" | tr ' ' _) ring_drops=${d:-0}"; }
 DEF="p:bench/work $WB:work a=%di:s64 b=%si:s64"
 REJECT="a < 0"  # a = i >= 0: never true
 OFF=$(python3 "$(dirname "$0")/peers/elf_symbols.py" "$WB" work | awk '$1 == "work" { print $2; exit }')
@@ -60,14 +62,14 @@ kernel() {  # FILTER|"" COUNT(0/1) -> loop ns; events in $T/kevents
 for r in $(seq "$RUNS"); do
   "$WB" --threads 1 --timing "$T/u" "$N" >/dev/null; base=$(loop "$T/u")
   report() { echo "round=$r $1 ns_per_hit=$(( ($2 - base) / N )) $3"; }
-  "$X" trace --engine jump -e "$DEF" -o "$T/trace" -- "$WB" --threads 1 --timing "$T/x" "$N" >/dev/null 2>&1
-  report xprobe-entry "$(loop "$T/x")" "events=$(grep -vc '^#' "$T/trace")"
+  "$X" trace --engine jump --summary -e "$DEF" -o "$T/trace" -- "$WB" --threads 1 --timing "$T/x" "$N" >/dev/null 2>"$T/err"
+  report xprobe-entry "$(loop "$T/x")" "events=$(grep -vc '^#' "$T/trace") $(ring "$T/err")"
   "$X" trace --engine jump --summary -e "$DEF" --filter "bench/work:$REJECT" -o "$T/trace" -- "$WB" --threads 1 --timing "$T/x" "$N" >/dev/null 2>"$T/err"
-  report xprobe-filter-false "$(loop "$T/x")" "events=$(grep -vc '^#' "$T/trace") $(grep -o 'ring records read: [0-9]*' "$T/err" | tr ' ' _)"
-  "$X" trace --engine jump -e "$DEF" --hist 'bench/work:hist:keys=a.log2' -o "$T/trace" -- "$WB" --threads 1 --timing "$T/x" "$N" >/dev/null 2>&1
-  report xprobe-hist "$(loop "$T/x")" "$(grep -c '^{' "$T/trace")_keys"
-  "$X" trace --engine jump -e "r:bench/work_ret $WB:work%return r=\$retval:s64" --latency bench/work_ret -o "$T/trace" -- "$WB" --threads 1 --timing "$T/x" "$N" >/dev/null 2>&1
-  report xprobe-latency "$(loop "$T/x")" "$(grep -o 'count: [0-9]*' "$T/trace" | tr ' ' _)"
+  report xprobe-filter-false "$(loop "$T/x")" "events=$(grep -vc '^#' "$T/trace") $(ring "$T/err")"
+  "$X" trace --engine jump --summary -e "$DEF" --hist 'bench/work:hist:keys=a.log2' -o "$T/trace" -- "$WB" --threads 1 --timing "$T/x" "$N" >/dev/null 2>"$T/err"
+  report xprobe-hist "$(loop "$T/x")" "$(grep -c '^{' "$T/trace")_keys $(grep -o 'Hits: [0-9]*' "$T/trace" | tr -d ' ') $(ring "$T/err")"
+  "$X" trace --engine jump --summary -e "r:bench/work_ret $WB:work%return r=\$retval:s64" --latency bench/work_ret -o "$T/trace" -- "$WB" --threads 1 --timing "$T/x" "$N" >/dev/null 2>"$T/err"
+  report xprobe-latency "$(loop "$T/x")" "$(grep -o 'count: [0-9]*' "$T/trace" | tr ' ' _) $(ring "$T/err")"
   report kernel-entry "$(kernel "" 0)" "events=$(cat "$T/kevents")"
   report kernel-filter-false "$(kernel "$REJECT" 0)" "events=$(cat "$T/kevents")"
   report kernel-count "$(kernel "" 1)" "$(tr ' ' _ < "$T/kcount")"

@@ -197,7 +197,8 @@ std::vector<uint8_t> descriptor_bytes(const agent::AgentProbe& head, const std::
 }  // namespace
 
 std::vector<uint8_t> agent_probe_descriptor(uint64_t ring, uint32_t probe_index, const AgentCapture& capture,
-                                            uint64_t returns, uint32_t max_active, std::span<const uint8_t> filter) {
+                                            uint64_t returns, uint32_t max_active, std::span<const uint8_t> filter,
+                                            std::span<const uint8_t> aggregations) {
   agent::AgentProbe head{};
   head.ring = ring;
   head.returns = returns;
@@ -211,13 +212,22 @@ std::vector<uint8_t> agent_probe_descriptor(uint64_t ring, uint32_t probe_index,
   head.entry_ops = static_cast<uint32_t>(ops.size());
   ops.insert(ops.end(), capture.ops.begin(), capture.ops.end());
   head.op_count = static_cast<uint32_t>(ops.size());
-  if (filter.empty()) return descriptor_bytes(head, ops);
-  const size_t filter_at = (offsetof(agent::AgentProbe, ops) + ops.size() * sizeof(AgentOp) + 7) & ~size_t{7};
-  head.filter_offset = static_cast<uint32_t>(filter_at);
-  head.filter_bytes = static_cast<uint32_t>(filter.size());
+  // The filter, then the aggregations, each 8-byte aligned after the ops.
+  size_t end = offsetof(agent::AgentProbe, ops) + ops.size() * sizeof(AgentOp);
+  auto place = [&](std::span<const uint8_t> part, uint32_t& offset, uint32_t& bytes) {
+    if (part.empty()) return size_t{0};
+    const size_t at = (end + 7) & ~size_t{7};
+    offset = static_cast<uint32_t>(at);
+    bytes = static_cast<uint32_t>(part.size());
+    end = at + part.size();
+    return at;
+  };
+  const size_t filter_at = place(filter, head.filter_offset, head.filter_bytes);
+  const size_t aggregations_at = place(aggregations, head.aggregation_offset, head.aggregation_bytes);
   std::vector<uint8_t> bytes = descriptor_bytes(head, ops);
-  bytes.resize(filter_at, 0);
-  bytes.insert(bytes.end(), filter.begin(), filter.end());
+  bytes.resize(end, 0);
+  if (!filter.empty()) std::memcpy(bytes.data() + filter_at, filter.data(), filter.size());
+  if (!aggregations.empty()) std::memcpy(bytes.data() + aggregations_at, aggregations.data(), aggregations.size());
   return bytes;
 }
 

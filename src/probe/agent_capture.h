@@ -38,10 +38,12 @@ Result<uint32_t> add_entry_clock(AgentCapture& capture);
 // The AgentProbe descriptor (agent_abi.h) the trampoline hands the agent. `returns`: the
 // AgentReturnState, for return probes; `max_active` their outstanding frames at most.
 // `filter`: an agent::AgentFilter with its terms, steps and patterns (probe/filter), placed
-// after the ops.
+// after the ops; `aggregations`: an agent::AgentAggregations block (probe/agent_aggregation.h),
+// placed after the filter.
 std::vector<uint8_t> agent_probe_descriptor(uint64_t ring, uint32_t probe_index, const AgentCapture& capture,
                                             uint64_t returns = 0, uint32_t max_active = 0,
-                                            std::span<const uint8_t> filter = {});
+                                            std::span<const uint8_t> filter = {},
+                                            std::span<const uint8_t> aggregations = {});
 // The descriptor of a return site (agent::kKindReturnSite).
 std::vector<uint8_t> agent_return_site_descriptor(uint64_t ring, uint64_t returns);
 

@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "arch/registry.h"
+#include "elf/go_program.h"
 #include "probe/filter/agent_filter.h"
 #include "probe/filter/trailing_filter.h"
 #include "session/event_filters.h"
@@ -44,8 +45,10 @@
 #include "probe/resolve/symbolizer.h"
 #include "supervisor/all_threads_stopped.h"
 #include "supervisor/supervisor.h"
+#include "target/proc_queries.h"
 #include "target/process.h"
 #include "target/wait.h"
+#include "trace/aggregation/agent_aggregation.h"
 #include "trace/aggregation/hist_trigger.h"
 #include "trace/event_fields.h"
 #include "trace/event_output.h"
@@ -127,6 +130,13 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   // Feeds the event to the probe's aggregations; false when it has none (print it then).
   bool aggregate(const PlantedProbe& probe, const trace::EventRecord& record, uint64_t latency_ns);
   std::string format_aggregations() const;
+  // The probe's aggregations compiled for the jump engine's agent, when it can compute every
+  // one of them (trace/aggregation/agent_aggregation.h); none: the tracer aggregates records.
+  std::optional<std::vector<probe::AgentAggregationSpec>> agent_aggregations_of(const PlantedProbe& planted) const;
+  // The agent's tables read, so the tracer's tables are whole.
+  void collect_agent_aggregations() {
+    if (jump_engine_) jump_engine_->collect_aggregations();
+  }
   // --interval: prints (and with --clear empties) the aggregations when the interval is over.
   void print_interval_if_due();
   void on_idle() override { print_interval_if_due(); }
@@ -143,6 +153,8 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   void rebuild_modules();
   // The main executable's read-only segments, for the agent to read without a system call.
   void publish_readable_ranges();
+  // A Go program: both engines follow return probes per goroutine.
+  void follow_goroutines_if_go();
   // Resolves, checks and plants the definitions still waiting. At start (strict) any error
   // or refusal stops xprobe before anything is planted; later (dlopen, exec) it is reported
   // and that definition is dropped.
@@ -188,6 +200,7 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
                    uint64_t return_address, std::span<const uint64_t> saved);
   std::vector<uint64_t> save_at_entry(const PlantedProbe& probe, const probe::engine::HitContext& context);
   void emit(trace::EventRecord&& record);
+  std::optional<trace::ThreadProcess> process_of_thread(pid_t tid);
   // The writer's trailer, everything flushed, the counts reported.
   void end_output();
   void fail_before_tracing();
@@ -349,6 +362,24 @@ bool TraceSession::set_aggregations() {
         error(fmt::format("--hist {}", spec.error().message));
         return false;
       }
+      // As the kernel registers a trigger: one like an existing one is a command to it.
+      Aggregation* existing = nullptr;
+      for (Aggregation& other : aggregations_)
+        if (other.hist && other.group_event == aggregation.group_event && other.hist->spec().same_trigger(*spec)) existing = &other;
+      using Command = trace::HistSpec::Command;
+      if (existing != nullptr) {
+        if (spec->command == Command::None) {
+          error(fmt::format("--hist '{}': Hist trigger already exists", rest));
+          return false;
+        }
+        if (spec->command == Command::Clear) existing->hist->clear();
+        else existing->hist->set_paused(spec->command == Command::Pause);
+        continue;
+      }
+      if (spec->command == Command::Cont || spec->command == Command::Clear) {
+        error(fmt::format("--hist '{}': Can't clear or continue a nonexistent hist trigger", rest));
+        return false;
+      }
       aggregation.hist.emplace(std::move(*spec), event);
     } else {
       auto spec = trace::parse_summary(option.kind, option.text, event);
@@ -372,6 +403,23 @@ bool TraceSession::aggregate(const PlantedProbe& probe, const trace::EventRecord
   }
   print_interval_if_due();
   return true;
+}
+
+std::optional<std::vector<probe::AgentAggregationSpec>> TraceSession::agent_aggregations_of(const PlantedProbe& planted) const {
+  if (planted.aggregations.empty() || planted.aggregations.size() > agent::kMaxAggregations) return std::nullopt;
+  std::vector<probe::AgentAggregationSpec> out;
+  const trace::EventDescription& event = catalog_[planted.catalog_id];
+  for (size_t index : planted.aggregations) {
+    const Aggregation& aggregation = aggregations_[index];
+    std::optional<probe::AgentAggregationSpec> compiled;
+    if (aggregation.hist) compiled = trace::agent_aggregation_of(aggregation.hist->spec(), event, planted.plan, planted.address);
+    if (aggregation.summary)
+      compiled = trace::agent_aggregation_of(aggregation.summary->spec(), planted.plan, planted.address,
+                                             planted.entry_clock_slot, options_.clear_each_interval);
+    if (!compiled) return std::nullopt;
+    out.push_back(std::move(*compiled));
+  }
+  return out;
 }
 
 std::string TraceSession::format_aggregations() const {
@@ -402,6 +450,7 @@ void TraceSession::print_interval_if_due() {
   if (now < next_interval_ns_) return;
   next_interval_ns_ = now + uint64_t{options_.interval_seconds} * 1000000000ull;
   if (jump_engine_) jump_engine_->drain();
+  collect_agent_aggregations();
   time_t wall = time(nullptr);
   tm local{};
   localtime_r(&wall, &local);
@@ -495,6 +544,15 @@ bool TraceSession::check_named_binaries() {
   return true;
 }
 
+std::optional<trace::ThreadProcess> TraceSession::process_of_thread(pid_t tid) {
+  // A thread gone before its event was written (jump-probe records are read later) belonged,
+  // as far as anyone can tell now, to the traced process.
+  const std::optional<pid_t> pid = target::thread_group_of(tid);
+  if (!pid && !process_) return std::nullopt;
+  const pid_t process = pid ? *pid : process_->pid();
+  return trace::ThreadProcess{process, comms_ ? comms_->comm(process) : std::string()};
+}
+
 void TraceSession::report_unmatched() {
   for (size_t index : pending_)
     warning(fmt::format("'{}': no object named '{}' was loaded while tracing: the probe never went in",
@@ -504,7 +562,23 @@ void TraceSession::report_unmatched() {
 bool TraceSession::open_output() {
   int fd = STDOUT_FILENO;
   bool owns = false;
-  if (!options_.output_path.empty()) {
+  if (!aggregations_.empty() && !options_.format->text_lines) {
+    report(Severity::Usage, fmt::format("--format {}: the aggregations (--hist, --count, --latency, ...) print text tables, "
+                                        "which this format cannot hold: use --format ftrace or json with them",
+                                        options_.format->name));
+    return false;
+  }
+  if (options_.format->prepare_directory) {
+    if (options_.output_path.empty()) {
+      report(Severity::Usage, fmt::format("--format {} writes a trace directory: name it with -o DIR", options_.format->name));
+      return false;
+    }
+    if (Status ready = options_.format->prepare_directory(options_.output_path); !ready) {
+      error(ready.error().message);
+      return false;
+    }
+    fd = -1;
+  } else if (!options_.output_path.empty()) {
     fd = ::open(options_.output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
       error(fmt::format("-o {}: cannot open: {}", options_.output_path, std::strerror(errno)));
@@ -512,10 +586,12 @@ bool TraceSession::open_output() {
     }
     owns = true;
   }
-  const bool terminal = options_.output_path.empty() && isatty(STDOUT_FILENO) != 0;
+  const bool terminal = fd == STDOUT_FILENO && isatty(STDOUT_FILENO) != 0;
   output_ = std::make_unique<trace::EventOutput>(fd, owns, terminal, statistics_);
   trace::FormatContext context{catalog_, [this](uint64_t address) { return probe::Symbolizer(modules_).symbolize(address); },
-                               options_.irq_info, static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN))};
+                               options_.irq_info, static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN)),
+                               [this](int32_t tid) { return process_of_thread(tid); },
+                               options_.format->prepare_directory ? options_.output_path : std::string()};
   writer_ = options_.format->make(context);
   return true;
 }
@@ -547,6 +623,13 @@ void TraceSession::rebuild_modules() {
   if (!maps) return;
   modules_ = probe::ModuleMap::from_maps(*maps, elf_cache_, main_executable_,
                                          fmt::format("/proc/{}/root", process_->pid()));
+}
+
+void TraceSession::follow_goroutines_if_go() {
+  const probe::LoadedModule* main = modules_.main_executable();
+  const bool go = main != nullptr && main->elf && elf::is_go_program(*main->elf);
+  if (engine_) engine_->set_goroutine_frames(go);
+  if (jump_engine_) jump_engine_->set_goroutine_frames(go);
 }
 
 void TraceSession::publish_readable_ranges() {
@@ -767,6 +850,22 @@ bool TraceSession::plant_pending(bool strict) {
           statistics_.counters(planted.catalog_id).add_filtered_hits(count);
         };
       }
+      if (auto in_agent = agent_aggregations_of(planted)) {
+        jump.agent_aggregations = std::move(*in_agent);
+        jump.on_aggregated = [this, &planted](size_t a, const probe::AggregationUpdate& update) {
+          if (a >= planted.aggregations.size()) return;
+          Aggregation& aggregation = aggregations_[planted.aggregations[a]];
+          if (aggregation.hist) aggregation.hist->add_aggregated(update);
+          if (aggregation.summary) aggregation.summary->add_aggregated(update);
+        };
+        jump.on_aggregated_hits = [this, &planted](uint64_t count) {
+          trace::ProbeCounters& counters = statistics_.counters(planted.catalog_id);
+          for (uint64_t n = 0; n < count; ++n) counters.hit();
+        };
+        jump.on_aggregation_failed = [this, &planted](const std::string& why) {
+          warning(fmt::format("{}: {}; xprobe aggregates its hits from now on", group_event_of(catalog_[planted.catalog_id]), why));
+        };
+      }
       jump.on_trapped_return = [this, &planted](const probe::engine::HitContext& c, uint64_t return_address,
                                                 std::span<const uint64_t> saved) {
         emit_return(planted, c, planted.address, return_address, saved);
@@ -934,7 +1033,10 @@ void TraceSession::watch_dynamic_linker() {
 
 void TraceSession::watch_exec_calls() {
   watch_functions({"execve", "execveat", "fexecve", "execv", "execvp", "execvpe", "execl", "execlp", "execle"},
-                  exec_watches_, [this](const probe::engine::HitContext&) { jump_engine_->drain(); });
+                  exec_watches_, [this](const probe::engine::HitContext&) {
+                    jump_engine_->drain();
+                    jump_engine_->collect_aggregations();
+                  });
 }
 
 trace::EventRecord TraceSession::fetch_event(const PlantedProbe& probe, const probe::engine::HitContext& hit,
@@ -1091,6 +1193,7 @@ void TraceSession::end_output() {
   if (!aggregations_.empty()) output_->write_text(format_aggregations());
   if (const std::string trailer = writer_->end(); !trailer.empty()) output_->write_text(trailer);
   output_->flush();
+  if (const std::string failed = writer_->failure(); !failed.empty()) error(failed);
   diagnostics_.tracing_ended(catalog_, statistics_);
 }
 
@@ -1137,6 +1240,7 @@ void TraceSession::on_exec() {
   for (size_t i = 0; i < definitions_.size(); ++i) pending_.push_back(i);
   rebuild_modules();
   publish_readable_ranges();
+  follow_goroutines_if_go();
   watch_program_entry();
   plant_pending(false);
   watch_dynamic_linker();
@@ -1173,6 +1277,7 @@ int TraceSession::run() {
   supervisor_->join(*this);
   rebuild_modules();
   publish_readable_ranges();
+  follow_goroutines_if_go();
   relocated_ = !process_->launched();
   watch_program_entry();
   if (!plant_pending(true)) {

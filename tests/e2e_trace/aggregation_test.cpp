@@ -88,11 +88,15 @@ TEST(HistOracle, KernelsFilteredEventsCountedByKeyAreTheHistEntries) {
     ++by_log2[fmt::format("u: ~ 2^{:<2}", ilog2_roundup(u))].hitcount;
   }
   for (const char* engine : {"trap", "jump"}) {
-    TracedRun xprobe = run_xprobe({"--engine", engine, "-e", visit_definition(), "--hist",
+    TracedRun xprobe = run_xprobe({"--engine", engine, "--summary", "-e", visit_definition(), "--hist",
                                    "xpt_oracle/visit:hist:keys=name:vals=n:sort=hitcount if " + filter, "--hist",
                                    "xpt_oracle/visit:hist:keys=u.log2 if " + filter},
                                   command, false);
     ASSERT_EQ(xprobe.xprobe_status, 0) << xprobe.diagnostics;
+    // Jump-optimized, both tables are the agent's: no hit crossed the ring.
+    if (std::string(engine) == "jump") {
+      EXPECT_EQ(summary_counts(xprobe.diagnostics, "xpt_oracle/visit").ring_records, 0);
+    }
     // Aggregated hits are not printed as events.
     EXPECT_EQ(xprobe.events.size(), 0u) << xprobe.trace_text;
     const std::string text = xprobe.trace_text;
@@ -106,11 +110,130 @@ TEST(HistOracle, KernelsFilteredEventsCountedByKeyAreTheHistEntries) {
 }
 
 TEST(HistOracle, SizeLimitsTheEntriesAndCountsTheDropped) {
-  TracedRun xprobe = run_xprobe({"-e", visit_definition(), "--hist", "xpt_oracle/visit:hist:keys=n:size=4"},
-                                {FILTER_CALLS_PATH, "visits", "10"}, false);
-  ASSERT_EQ(xprobe.xprobe_status, 0) << xprobe.diagnostics;
-  // Ten distinct n: the first four get entries, six hits are dropped.
-  EXPECT_NE(xprobe.trace_text.find("    Hits: 4\n    Entries: 4\n    Dropped: 6\n"), std::string::npos) << xprobe.trace_text;
+  // On breakpoints the tracer's table drops; jump-optimized, the agent's table in the program.
+  for (const char* engine : {"trap", "jump"}) {
+    TracedRun xprobe = run_xprobe({"--engine", engine, "--summary", "-e", visit_definition(), "--hist",
+                                   "xpt_oracle/visit:hist:keys=n:size=4"},
+                                  {FILTER_CALLS_PATH, "visits", "10"}, false);
+    ASSERT_EQ(xprobe.xprobe_status, 0) << xprobe.diagnostics;
+    // Ten distinct n: the first four get entries, six hits are dropped.
+    EXPECT_NE(xprobe.trace_text.find("    Hits: 4\n    Entries: 4\n    Dropped: 6\n"), std::string::npos)
+        << engine << "\n" << xprobe.trace_text;
+    if (std::string(engine) == "jump") {
+      EXPECT_EQ(summary_counts(xprobe.diagnostics, "xpt_oracle/visit").ring_records, 0);
+    }
+  }
+}
+
+// Jump-optimized, the agent folds an aggregated hit into a table in the program's memory: the
+// ring is never touched, every hit is still counted, and the tables print exactly what the
+// tracer computes from the trap engine's events.
+TEST(AggregationInTheAgent, AggregatedHitsWriteNoRingRecordAndPrintAsTheTracersTables) {
+  const std::vector<std::string> command{FILTER_CALLS_PATH, "visits", "150"};
+  const std::vector<std::pair<std::string, std::string>> aggregations = {
+      {"--hist", "xpt_oracle/visit:hist:keys=name:vals=n,u:sort=hitcount if n < 400 && name != \"zeta\""},
+      {"--hist", "xpt_oracle/visit:hist:keys=u.log2,s:vals=n:sort=s.descending"},
+      {"--hist", "xpt_oracle/visit:hist:keys=n.buckets=100,name:sort=n"},
+      {"--hist", "xpt_oracle/visit:hist:keys=s.hex:pause"},
+      {"--count", "xpt_oracle/visit:name"},
+      {"--hist", "xpt_oracle/visit:n"},
+      {"--lhist", "xpt_oracle/visit:n:0:500:50:name"},
+      {"--sum", "xpt_oracle/visit:s:name"},
+      {"--avg", "xpt_oracle/visit:n"},
+      {"--min", "xpt_oracle/visit:s:name"},
+      {"--max", "xpt_oracle/visit:n"},
+  };
+  for (const auto& [option, value] : aggregations) {
+    TracedRun trap = run_xprobe({"--engine", "trap", "-e", visit_definition(), option, value}, command, false);
+    TracedRun jump = run_xprobe({"--engine", "jump", "--summary", "-e", visit_definition(), option, value}, command, false);
+    ASSERT_EQ(trap.xprobe_status, 0) << trap.diagnostics;
+    ASSERT_EQ(jump.xprobe_status, 0) << jump.diagnostics;
+    EXPECT_FALSE(jump.trace_text.empty()) << value;
+    EXPECT_EQ(jump.trace_text, trap.trace_text) << option << " " << value;
+    const SummaryCounts counts = summary_counts(jump.diagnostics, "xpt_oracle/visit");
+    EXPECT_EQ(counts.ring_records, 0) << value << "\n" << jump.diagnostics;
+    EXPECT_EQ(counts.recorded + counts.filtered, 150) << value << "\n" << jump.diagnostics;
+  }
+}
+
+// What the agent cannot compute is aggregated by the tracer from ring records: the thread's
+// name, a key only the tracer knows.
+TEST(AggregationInTheAgent, KeysOnlyTheTracerKnowsCrossTheRing) {
+  const std::vector<std::string> command{FILTER_CALLS_PATH, "visits", "40"};
+  for (const std::string value : {"xpt_oracle/visit:hist:keys=common_pid.execname", "xpt_oracle/visit:hist:keys=n if comm != \"x\""}) {
+    TracedRun jump = run_xprobe({"--engine", "jump", "--summary", "-e", visit_definition(), "--hist", value}, command, false);
+    ASSERT_EQ(jump.xprobe_status, 0) << jump.diagnostics;
+    EXPECT_NE(jump.trace_text.find("    Hits: 40\n"), std::string::npos) << jump.trace_text;
+    EXPECT_EQ(summary_counts(jump.diagnostics, "xpt_oracle/visit").ring_records, 40) << value << "\n" << jump.diagnostics;
+  }
+}
+
+// :pause, :cont and :clear as the kernel registers them: on a trigger like an existing one they
+// command it; a new trigger given :pause starts paused (with nothing to continue it, it stays so);
+// :cont or :clear of no trigger, or the same trigger twice, is refused.
+TEST(HistOracle, PauseContAndClearActAsTheKernelsTriggerCommands) {
+  const std::vector<std::string> command{FILTER_CALLS_PATH, "visits", "12"};
+  const std::string trigger = "xpt_oracle/visit:hist:keys=n";
+  for (const char* engine : {"trap", "jump"}) {
+    TracedRun paused = run_xprobe({"--engine", engine, "-e", visit_definition(), "--hist", trigger + ":pause"}, command, false);
+    ASSERT_EQ(paused.xprobe_status, 0) << paused.diagnostics;
+    EXPECT_NE(paused.trace_text.find("# trigger info: hist:keys=n:vals=hitcount:sort=hitcount:size=2048 [paused]\n"),
+              std::string::npos)
+        << paused.trace_text;
+    EXPECT_NE(paused.trace_text.find("    Hits: 0\n    Entries: 0\n"), std::string::npos) << paused.trace_text;
+    TracedRun continued = run_xprobe(
+        {"--engine", engine, "-e", visit_definition(), "--hist", trigger + ":pause", "--hist", trigger + ":cont"}, command, false);
+    ASSERT_EQ(continued.xprobe_status, 0) << continued.diagnostics;
+    EXPECT_NE(continued.trace_text.find("size=2048 [active]\n"), std::string::npos) << continued.trace_text;
+    EXPECT_NE(continued.trace_text.find("    Hits: 12\n    Entries: 12\n"), std::string::npos) << continued.trace_text;
+    // One table: the second option was a command to the first.
+    EXPECT_EQ(continued.trace_text.find("# event histogram", continued.trace_text.find("# event histogram") + 1), std::string::npos);
+  }
+  for (const std::vector<std::string>& refused : std::vector<std::vector<std::string>>{
+           {"--hist", trigger + ":cont"}, {"--hist", trigger + ":clear"}, {"--hist", trigger, "--hist", trigger}}) {
+    std::vector<std::string> arguments{"-e", visit_definition()};
+    arguments.insert(arguments.end(), refused.begin(), refused.end());
+    TracedRun xprobe = run_xprobe(arguments, command, false);
+    EXPECT_NE(xprobe.xprobe_status, 0) << refused.back();
+    EXPECT_EQ(xprobe.program_output, "");
+    const bool exists = refused.size() == 4;
+    EXPECT_NE(xprobe.diagnostics.find(exists ? "Hist trigger already exists" : "Can't clear or continue a nonexistent hist trigger"),
+              std::string::npos)
+        << xprobe.diagnostics;
+  }
+}
+
+// The value modifiers .percent and .graph (histogram.rst): a value's share of its total as
+// "NAME (%): PPP.pp", and a bar of up to 20 '#' against its largest, for each entry; checked
+// against the calls the program makes (filter_calls.c: name kNames[(i * 5) % 8], u = i * 2654435761).
+TEST(HistOracle, PercentAndGraphValuesAreSharesOfTheirTotalAndLargest) {
+  const char* const names[] = {"alpha", "beta", "gamma", "delta", "epsilon", "alphabet", "zeta", "beta-max"};
+  constexpr int kCalls = 83;
+  std::map<std::string, std::pair<uint64_t, uint64_t>> expected;  // name -> hits, sum of u
+  uint64_t total_hits = 0, largest_u = 0;
+  for (int i = 0; i < kCalls; ++i) {
+    auto& [hits, u] = expected[names[(i * 5) % 8]];
+    ++hits;
+    u += static_cast<uint32_t>(static_cast<uint32_t>(i) * 2654435761u);
+    ++total_hits;
+  }
+  for (const auto& [name, entry] : expected) largest_u = std::max(largest_u, entry.second);
+  for (const char* engine : {"trap", "jump"}) {
+    TracedRun xprobe = run_xprobe({"--engine", engine, "-e", visit_definition(), "--hist",
+                                   "xpt_oracle/visit:hist:keys=name:vals=hitcount.percent,u.graph,u"},
+                                  {FILTER_CALLS_PATH, "visits", std::to_string(kCalls)}, false);
+    ASSERT_EQ(xprobe.xprobe_status, 0) << xprobe.diagnostics;
+    EXPECT_NE(xprobe.trace_text.find("# trigger info: hist:keys=name:vals=hitcount,u.graph,u:sort=hitcount:size=2048 [active]"),
+              std::string::npos)
+        << xprobe.trace_text;
+    for (const auto& [name, entry] : expected) {
+      const uint64_t pc = entry.first * 10000 / total_hits;
+      const size_t bar = static_cast<size_t>(entry.second * 10000 / largest_u * 20 / 10000);
+      const std::string line = fmt::format("{{ name: {:<50} }} hitcount (%): {:>3}.{:02}  u: {:<20}  u: {:>10}", name, pc / 100,
+                                           pc % 100, std::string(bar, '#'), entry.second);
+      EXPECT_NE(xprobe.trace_text.find(line + "\n"), std::string::npos) << engine << ": " << line << "\n" << xprobe.trace_text;
+    }
+  }
 }
 
 TEST(HistOracle, BadTriggersAreRefusedBeforeAnythingStarts) {
@@ -154,8 +277,13 @@ TEST(Latency, EachCallsTimeLiesBetweenItsSpinAndTheProgramsOwnMeasure) {
     return b;
   };
   for (const char* engine : {"trap", "jump"}) {
-    TracedRun xprobe = run_xprobe({"--engine", engine, "-e", definition, "--latency", "xpt_oracle/timed:k"}, command, false);
+    TracedRun xprobe =
+        run_xprobe({"--engine", engine, "--summary", "-e", definition, "--latency", "xpt_oracle/timed:k"}, command, false);
     ASSERT_EQ(xprobe.xprobe_status, 0) << xprobe.diagnostics;
+    // Jump-optimized, the agent measures each call and folds it into its table.
+    if (std::string(engine) == "jump") {
+      EXPECT_EQ(summary_counts(xprobe.diagnostics, "xpt_oracle/timed").ring_records, 0);
+    }
     // The program's "call K NS" lines.
     std::map<int, uint64_t> longest, calls;
     for (const std::string& line : lines_of(xprobe.program_output)) {

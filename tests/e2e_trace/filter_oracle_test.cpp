@@ -70,25 +70,6 @@ TEST(FilterOracle, RefusedFilterShowsTheKernelsMessageAndCaretAndStartsNothing) 
   EXPECT_NE(xprobe.diagnostics.find("no event xpt_oracle/nosuch"), std::string::npos) << xprobe.diagnostics;
 }
 
-// The --summary line "ring records read: N" and the event's row "RECORDED MISSED FILTERED".
-struct SummaryCounts {
-  long ring_records = -1;
-  long recorded = -1, missed = -1, filtered = -1;
-};
-
-SummaryCounts summary_counts(const std::string& diagnostics, const std::string& event) {
-  SummaryCounts counts;
-  std::istringstream lines(diagnostics);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("ring records read: ", 0) == 0) counts.ring_records = std::stol(line.substr(19));
-    if (line.rfind(event + " ", 0) == 0) {
-      std::istringstream words(line.substr(event.size()));
-      words >> counts.recorded >> counts.missed >> counts.filtered;
-    }
-  }
-  return counts;
-}
-
 // In the jump engine the agent evaluates the filter: a hit it turns away writes no ring
 // record (counted from the ring by the tracer), and the hits are still all counted.
 TEST(FilterInTheAgent, HitsTheFilterTurnsAwayWriteNoRingRecord) {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <map>
 #include <cctype>
 #include <string_view>
 #include <utility>
@@ -24,6 +25,7 @@
 
 #include "probe/agent/agent_abi.h"
 #include "probe/agent/agent_code.h"
+#include "probe/agent_aggregation.h"
 #include "probe/agent_capture.h"
 #include "probe/agent_ring_reader.h"
 #include "probe/arch_registers.h"
@@ -115,6 +117,8 @@ class AgentHarness {
     ring_->magic = agent::kRingMagic;
     ring_->ring_size = ring_size;
     ring_->pid = static_cast<uint64_t>(getpid());
+    stacks_ = mmap(nullptr, kStacksBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    ring_->stacks = reinterpret_cast<uint64_t>(stacks_);
     AgentRingReader::Io io;
     io.read = [](uint64_t at, std::span<uint8_t> out) { return SelfMemory().read(at, out); };
     io.write = [](uint64_t at, std::span<const uint8_t> bytes) {
@@ -127,6 +131,7 @@ class AgentHarness {
     munmap(code_, 1 << 16);
     munmap(ring_, ring_bytes_);
     munmap(returns_, sizeof(agent::AgentReturnState));
+    munmap(stacks_, kStacksBytes);
   }
 
   std::vector<uint8_t> descriptor(uint32_t index, const AgentCapture& capture, uint32_t max_active = 4096,
@@ -138,6 +143,10 @@ class AgentHarness {
     return agent_return_site_descriptor(reinterpret_cast<uint64_t>(ring_), reinterpret_cast<uint64_t>(returns_));
   }
   void hit(const std::vector<uint8_t>& descriptor, const uint64_t* block) const { hit_(descriptor.data(), block); }
+  // The hit as a trampoline makes it, on a thread whose stack pointer is `sp`.
+  void hit_with_stack_at(uint64_t sp, const std::vector<uint8_t>& descriptor, const uint64_t* block) const {
+    agent::arch::call_on_stack(sp, reinterpret_cast<void (*)(const void*, const void*)>(hit_), descriptor.data(), block);
+  }
   agent::AgentReturnState& returns() { return *returns_; }
   // What the tracer does once it has patched a return site.
   void add_site(uint64_t address) {
@@ -161,9 +170,11 @@ class AgentHarness {
   AgentRingReader& reader() { return *reader_; }
 
  private:
+  static constexpr size_t kStacksBytes = size_t{agent::kAgentStacks} * agent::kAgentStackBytes;
   uint64_t ring_size_;
   size_t ring_bytes_ = 0;
   void* code_ = nullptr;
+  void* stacks_ = nullptr;
   AgentRingHeader* ring_ = nullptr;
   agent::AgentReturnState* returns_ = nullptr;
   void (*hit_)(const void*, const uint64_t*) = nullptr;
@@ -502,6 +513,7 @@ struct ReturnProbe {
     *stack_slot = return_address;
 #endif
     for (const auto& [name, value] : regs) block[reg(name)] = value;
+    block[agent::arch::kGoroutineWord] = goroutine;
     block[reg("sp")] = reinterpret_cast<uint64_t>(stack_slot);
     block[reg("ip")] = 0x401000;
     BlockRegisters registers(block);
@@ -519,6 +531,7 @@ struct ReturnProbe {
   void leave(uint64_t* stack_slot, uint64_t return_address, uint64_t rax) {
     uint64_t block[agent::kSavedRegisterWords] = {};
     block[reg("ax")] = rax;
+    block[agent::arch::kGoroutineWord] = goroutine;
     block[reg("sp")] = reinterpret_cast<uint64_t>(stack_slot) + agent::kShortestRetPop;
     block[reg("ip")] = return_address;
     std::memcpy(last_return, block, sizeof block);
@@ -532,6 +545,7 @@ struct ReturnProbe {
   std::vector<uint8_t> descriptor, site;
   std::vector<std::vector<uint64_t>> entries;  // what the tracer's interpreter saves at each entry
   uint64_t last_return[agent::kSavedRegisterWords] = {};
+  uint64_t goroutine = 0;  // the g register's value at entries and returns
 };
 
 TEST(AgentReturns, NestedCallsReturnInOrderWithTheArgumentsSavedAtTheirEntry) {
@@ -672,6 +686,7 @@ TEST(AgentReturns, EachThreadHasItsOwnFrames) {
   EXPECT_EQ(claimed, kThreads);
 }
 
+
 }  // namespace
 }  // namespace xprobe::probe
 
@@ -771,6 +786,394 @@ TEST(AgentFilter, TermsOnlyTheTracerCanDecideNeverTurnAHitAway) {
   harness.hit(descriptor, block);
   EXPECT_EQ(harness.drain(1).records.size(), 1u);
   EXPECT_EQ(harness.ring()->filtered[0], 1u);
+}
+
+
+// --- aggregations in the agent ------------------------------------------------------------
+
+// A table in this process's memory, as the jump engine maps one in a traced program.
+class TestTable {
+ public:
+  explicit TestTable(uint32_t max_entries) : bytes_(agent::agg_table_bytes(max_entries)) {
+    memory_ = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    const agent::AgentAggTableHeader header = agent_table_header(max_entries, 1.0);
+    std::memcpy(memory_, &header, sizeof header);
+  }
+  ~TestTable() { munmap(memory_, bytes_); }
+  uint64_t address() const { return reinterpret_cast<uint64_t>(memory_); }
+  agent::AgentAggTableHeader& header() { return *static_cast<agent::AgentAggTableHeader*>(memory_); }
+  // Everything in it, through the tracer's reader.
+  Result<AggregationUpdate> read(AgentTableReader& reader) {
+    const agent::AgentAggTableHeader copy = header();
+    const uint64_t count = reader.entries_to_read(copy);
+    const auto* entries = static_cast<const uint8_t*>(memory_) + agent::agg_entries_offset(reader.max_entries());
+    const std::span<const uint8_t> span(entries, count * sizeof(agent::AgentAggEntry));
+    return reader.update(copy, span, span);
+  }
+
+ private:
+  size_t bytes_;
+  void* memory_;
+};
+
+agent::AgentAggValue argument_part(uint8_t source, uint8_t argument, uint8_t size, bool is_signed) {
+  agent::AgentAggValue part{};
+  part.source = source;
+  part.argument = argument;
+  part.size = size;
+  part.flags = is_signed ? agent::kFilterSigned : 0;
+  return part;
+}
+
+std::string string_key(const AggregatedEntry& entry) {
+  char text[agent::kAggStringBytes + 1] = {};
+  std::memcpy(text, entry.key, agent::kAggStringBytes);
+  return text;
+}
+
+// Hits folded into two tables: (name, n bucketed by 10) -> hits and the sum of u; n -> min and max
+// of n, for the hits its own filter (n > 0) lets through. The ring stays untouched.
+TEST(AgentAggregation, HitsAreFoldedIntoTheTablesAndNeverTouchTheRing) {
+  const std::string definition = "p:g/e work n=%di:s64 u=%si:u32 name=+0(%dx):string";
+  const ProbeFetchPlan plan = plan_for(definition);
+  auto capture = compile_agent_capture(plan);
+  ASSERT_TRUE(capture);
+  AgentAggregationSpec by_name;
+  by_name.max_entries = 512;
+  agent::AgentAggValue name = argument_part(agent::kFilterArgumentString, 2, 0, false);
+  name.flags = agent::kAggString;
+  agent::AgentAggValue tens = argument_part(agent::kFilterArgumentValue, 0, 8, true);
+  tens.transform = agent::kTransformBuckets;
+  tens.parameters[0] = 10;
+  by_name.keys = {name, tens};
+  by_name.values = {argument_part(agent::kFilterArgumentValue, 1, 4, false)};
+  AgentAggregationSpec extremes;
+  extremes.max_entries = 64;
+  agent::AgentAggValue log2 = argument_part(agent::kFilterArgumentValue, 1, 4, false);
+  log2.transform = agent::kTransformLog2Roundup;
+  extremes.keys = {log2};
+  agent::AgentAggValue low = argument_part(agent::kFilterArgumentValue, 0, 8, true), high = low;
+  low.fold = agent::kFoldMin;
+  high.fold = agent::kFoldMax;
+  extremes.values = {low, high};
+  const std::vector<std::string> names{"n", "u", "name"};
+  const std::vector<FetchType> types{*fetch_type_named("s64", 8), *fetch_type_named("u32", 8), *fetch_type_named("string", 8)};
+  auto filter = filter::parse_event_filter("n > 0", filter::event_fields(names, types, false));
+  ASSERT_TRUE(filter);
+  extremes.filter = filter::compile_agent_filter(filter.value(), plan, 0);
+  ASSERT_FALSE(extremes.filter.empty());
+
+  TestTable first(512), second(64);
+  const std::vector<AgentAggregationSpec> specs{by_name, extremes};
+  const std::vector<uint64_t> tables{first.address(), second.address()};
+  AgentHarness harness(1 << 20);
+  const std::vector<uint8_t> aggregations = agent_aggregations_block(specs, tables);
+  const std::vector<uint8_t> descriptor =
+      agent_probe_descriptor(reinterpret_cast<uint64_t>(harness.ring()), 0, *capture, 0, 0, {}, aggregations);
+  static const char* const kNames[] = {"alpha", "beta", "gamma"};
+  std::map<uint64_t, std::pair<int64_t, int64_t>> expected_second;  // u's log2 -> min, max of n
+  for (int i = 0; i < 300; ++i) {
+    uint64_t block[agent::kSavedRegisterWords] = {};
+    const int64_t n = i * 3 - 200;
+    const uint32_t u = static_cast<uint32_t>(i * 977);
+    block[reg("di")] = static_cast<uint64_t>(n);
+    block[reg("si")] = 0xdead000000000000ull | u;  // a u32: the upper half is not the value's
+    block[reg("dx")] = reinterpret_cast<uint64_t>(kNames[i % 3]);
+    harness.hit(descriptor, block);
+    if (n > 0) {
+      uint64_t power = 0;
+      while ((uint64_t{1} << power) < u) ++power;
+      auto [it, fresh] = expected_second.try_emplace(power, n, n);
+      it->second.first = std::min(it->second.first, n);
+      it->second.second = std::max(it->second.second, n);
+    }
+  }
+  EXPECT_EQ(harness.ring()->head, 0u) << "an aggregated hit wrote a record";
+  EXPECT_EQ(harness.ring()->aggregated[0], 300u);
+
+  AgentTableReader first_reader(512, {agent::kFoldSum}), second_reader(64, {agent::kFoldMin, agent::kFoldMax});
+  auto update = first.read(first_reader);
+  ASSERT_TRUE(update) << update.error().message;
+  // The kernel's .buckets divides the u64 value (a negative n lands far up).
+  std::map<std::pair<std::string, int64_t>, std::pair<uint64_t, uint64_t>> seen_first;
+  for (const AggregatedEntry& entry : update->entries)
+    seen_first[{string_key(entry), static_cast<int64_t>(entry.key[agent::kAggStringBytes / 8])}] = {entry.hitcount, entry.values[0]};
+  std::map<std::pair<std::string, int64_t>, std::pair<uint64_t, uint64_t>> unsigned_expected;
+  for (int i = 0; i < 300; ++i) {
+    const int64_t n = i * 3 - 200;
+    const auto bucket = static_cast<int64_t>(static_cast<uint64_t>(n) / 10 * 10);
+    auto& [hits, sum] = unsigned_expected[{kNames[i % 3], bucket}];
+    ++hits;
+    sum += static_cast<uint32_t>(i * 977);
+  }
+  EXPECT_EQ(seen_first, unsigned_expected);
+  EXPECT_EQ(update->dropped, 0u);
+  auto extremes_update = second.read(second_reader);
+  ASSERT_TRUE(extremes_update) << extremes_update.error().message;
+  std::map<uint64_t, std::pair<int64_t, int64_t>> seen_second;
+  for (const AggregatedEntry& entry : extremes_update->entries)
+    seen_second[entry.key[0]] = {static_cast<int64_t>(entry.values[0]), static_cast<int64_t>(entry.values[1])};
+  EXPECT_EQ(seen_second, expected_second);
+  // A second read gives only what is new: nothing.
+  auto again = first.read(first_reader);
+  ASSERT_TRUE(again);
+  EXPECT_TRUE(again->entries.empty());
+}
+
+// A table smaller than the keys: the first keys get entries, the hits of the others are counted
+// as dropped (the kernel's hist "Dropped:"), and none is recorded in the ring either.
+TEST(AgentAggregation, AFullTableCountsTheHitsOfKeysWithoutRoom) {
+  const ProbeFetchPlan plan = plan_for("p:g/e work n=%di:s64");
+  auto capture = compile_agent_capture(plan);
+  AgentAggregationSpec spec;
+  spec.max_entries = 4;
+  spec.keys = {argument_part(agent::kFilterArgumentValue, 0, 8, true)};
+  TestTable table(4);
+  AgentHarness harness(1 << 20);
+  const std::vector<AgentAggregationSpec> specs{spec};
+  const std::vector<uint64_t> tables{table.address()};
+  const std::vector<uint8_t> descriptor = agent_probe_descriptor(reinterpret_cast<uint64_t>(harness.ring()), 0, *capture, 0,
+                                                                 0, {}, agent_aggregations_block(specs, tables));
+  for (int round = 0; round < 3; ++round) {
+    for (uint64_t n = 0; n < 10; ++n) {
+      uint64_t block[agent::kSavedRegisterWords] = {};
+      block[reg("di")] = n;
+      harness.hit(descriptor, block);
+    }
+  }
+  AgentTableReader reader(4, {});
+  auto update = table.read(reader);
+  ASSERT_TRUE(update) << update.error().message;
+  ASSERT_EQ(update->entries.size(), 4u);
+  for (const AggregatedEntry& entry : update->entries) {
+    EXPECT_LT(entry.key[0], 4u);
+    EXPECT_EQ(entry.hitcount, 3u);
+  }
+  EXPECT_EQ(update->dropped, 18u);
+  EXPECT_EQ(harness.ring()->head, 0u);
+}
+
+// What the agent cannot read (a string behind a bad pointer) is recorded for the tracer.
+TEST(AgentAggregation, AHitWhoseKeyFaultedIsRecordedForTheTracer) {
+  const ProbeFetchPlan plan = plan_for("p:g/e work name=+0(%dx):string");
+  auto capture = compile_agent_capture(plan);
+  AgentAggregationSpec spec;
+  agent::AgentAggValue name = argument_part(agent::kFilterArgumentString, 0, 0, false);
+  name.flags = agent::kAggString;
+  spec.keys = {name};
+  spec.max_entries = 16;
+  TestTable table(16);
+  AgentHarness harness(1 << 20);
+  const std::vector<AgentAggregationSpec> specs{spec};
+  const std::vector<uint64_t> tables{table.address()};
+  const std::vector<uint8_t> descriptor = agent_probe_descriptor(reinterpret_cast<uint64_t>(harness.ring()), 0, *capture, 0,
+                                                                 0, {}, agent_aggregations_block(specs, tables));
+  uint64_t block[agent::kSavedRegisterWords] = {};
+  block[reg("dx")] = 16;  // unmapped
+  harness.hit(descriptor, block);
+  const std::string long_name(40, 'x');  // longer than a key holds
+  block[reg("dx")] = reinterpret_cast<uint64_t>(long_name.c_str());
+  harness.hit(descriptor, block);
+  block[reg("dx")] = reinterpret_cast<uint64_t>("short");
+  harness.hit(descriptor, block);
+  EXPECT_EQ(harness.drain(1).records.size(), 2u);
+  EXPECT_EQ(harness.ring()->aggregated[0], 1u);
+  AgentTableReader reader(16, {});
+  auto update = table.read(reader);
+  ASSERT_TRUE(update);
+  ASSERT_EQ(update->entries.size(), 1u);
+  EXPECT_EQ(string_key(update->entries[0]), "short");
+}
+
+// Threads racing for the same new keys: each key gets one entry, no hit is lost.
+TEST(AgentAggregation, ThreadsRacingForNewKeysLoseNoHit) {
+  const ProbeFetchPlan plan = plan_for("p:g/e work n=%di:s64 u=%si:u64");
+  auto capture = compile_agent_capture(plan);
+  AgentAggregationSpec spec;
+  spec.max_entries = 256;
+  spec.keys = {argument_part(agent::kFilterArgumentValue, 0, 8, true)};
+  spec.values = {argument_part(agent::kFilterArgumentValue, 1, 8, false)};
+  TestTable table(256);
+  AgentHarness harness(1 << 20);
+  const std::vector<AgentAggregationSpec> specs{spec};
+  const std::vector<uint64_t> tables{table.address()};
+  const std::vector<uint8_t> descriptor = agent_probe_descriptor(reinterpret_cast<uint64_t>(harness.ring()), 0, *capture, 0,
+                                                                 0, {}, agent_aggregations_block(specs, tables));
+  constexpr int kThreads = 4, kHits = 20000, kKeys = 100;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kHits; ++i) {
+        uint64_t block[agent::kSavedRegisterWords] = {};
+        block[reg("di")] = static_cast<uint64_t>((i + t) % kKeys);
+        block[reg("si")] = 3;
+        harness.hit(descriptor, block);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  AgentTableReader reader(256, {agent::kFoldSum});
+  auto update = table.read(reader);
+  ASSERT_TRUE(update) << update.error().message;
+  std::map<uint64_t, uint64_t> counts;
+  for (const AggregatedEntry& entry : update->entries) {
+    EXPECT_EQ(counts.count(entry.key[0]), 0u) << "key " << entry.key[0] << " has two entries";
+    counts[entry.key[0]] += entry.hitcount;
+    EXPECT_EQ(entry.values[0], 3 * entry.hitcount);
+  }
+  ASSERT_EQ(counts.size(), static_cast<size_t>(kKeys));
+  for (const auto& [key, count] : counts) EXPECT_EQ(count, static_cast<uint64_t>(kThreads * kHits / kKeys)) << key;
+  EXPECT_EQ(update->dropped, 0u);
+  EXPECT_EQ(harness.ring()->head, 0u);
+}
+
+// --- the agent's own stacks ----------------------------------------------------------------
+
+namespace agent_stacks {
+
+// A thread stack with `room` bytes below its stack pointer, then an inaccessible page: the
+// agent touching more of it than the trampoline's call would fault.
+struct TightStack {
+  explicit TightStack(size_t room) {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    base = static_cast<uint8_t*>(mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    mprotect(base, page, PROT_NONE);
+    sp = reinterpret_cast<uint64_t>(base + page + room) & ~uint64_t{15};
+    bytes = 2 * page;
+  }
+  ~TightStack() { munmap(base, bytes); }
+  uint8_t* base = nullptr;
+  size_t bytes = 0;
+  uint64_t sp = 0;
+};
+
+TEST(AgentStacks, AHitNeedsNextToNothingOfTheThreadsStack) {
+  // A goroutine's stack may hold only a few hundred bytes below its stack pointer: the agent
+  // claims a stack of its own first and records there.
+  static const char text[] = "on a tight stack";
+  PreparedProbe probe("p:g/e work a=%di:s64 s=+0(%si):string", 1 << 16);
+  uint64_t block[agent::kSavedRegisterWords] = {};
+  block[reg("di")] = 77;
+  block[reg("si")] = reinterpret_cast<uint64_t>(text);
+  TightStack stack(128);
+  probe.harness.hit_with_stack_at(stack.sp, probe.descriptor, block);
+  auto drained = probe.harness.drain(1);
+  ASSERT_EQ(drained.records.size(), 1u);
+  auto record = parse_agent_record(drained.records[0].second, probe.capture);
+  ASSERT_TRUE(record);
+  const auto replayed = replay_agent_record(probe.plan, *record, "agent_test");
+  ASSERT_EQ(replayed.size(), 2u);
+  EXPECT_EQ(show(replayed[0]), "ok:77,");
+  EXPECT_EQ(show(replayed[1]), "ok:\"on a tight stack\",");
+  for (uint64_t busy : probe.harness.ring()->stacks_busy) EXPECT_EQ(busy, 0u) << "the stack is given back";
+}
+
+TEST(AgentStacks, AHitFindingEveryAgentStackInUseIsCountedDropped) {
+  PreparedProbe probe("p:g/e work a=%di:s64", 1 << 16);
+  uint64_t block[agent::kSavedRegisterWords] = {};
+  for (uint64_t& busy : probe.harness.ring()->stacks_busy) busy = ~uint64_t{0};
+  probe.harness.hit(probe.descriptor, block);
+  EXPECT_EQ(probe.harness.ring()->dropped[0], 1u);
+  EXPECT_TRUE(probe.harness.drain(1).records.empty());
+  probe.harness.ring()->stacks_busy[agent::kAgentStacks / 64 - 1] &= ~(uint64_t{1} << 63);  // one free again
+  probe.harness.hit(probe.descriptor, block);
+  EXPECT_EQ(probe.harness.drain(1).records.size(), 1u);
+  EXPECT_EQ(probe.harness.ring()->dropped[0], 1u);
+}
+
+TEST(AgentStacks, ThreadsInsideTheAgentAtOnceEachHaveTheirOwn) {
+  PreparedProbe probe("p:g/e work a=%di:s64 b=%si:s64", 1 << 22);
+  constexpr int kThreads = 8, kHits = 2000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      uint64_t block[agent::kSavedRegisterWords] = {};
+      block[reg("si")] = static_cast<uint64_t>(t);
+      for (int i = 0; i < kHits; ++i) {
+        block[reg("di")] = static_cast<uint64_t>(i);
+        probe.harness.hit(probe.descriptor, block);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  auto drained = probe.harness.drain(1);
+  ASSERT_EQ(drained.records.size(), size_t{kThreads} * kHits);
+  std::vector<int> next(kThreads, 0);
+  for (const auto& [index, bytes] : drained.records) {
+    auto record = parse_agent_record(bytes, probe.capture);
+    ASSERT_TRUE(record);
+    const auto values = replay_agent_record(probe.plan, *record, "agent_test");
+    const int t = std::stoi(show(values[1]).substr(3));
+    ASSERT_TRUE(t >= 0 && t < kThreads);
+    EXPECT_EQ(show(values[0]), "ok:" + std::to_string(next[t]++) + ",");
+  }
+  for (uint64_t busy : probe.harness.ring()->stacks_busy) EXPECT_EQ(busy, 0u);
+}
+
+}  // namespace agent_stacks
+
+// --- Go programs: frames per goroutine ------------------------------------------------------
+
+// A g as the Go runtime lays it out: its stack's bounds first.
+struct FakeGoroutine {
+  uint64_t stack_lo;
+  uint64_t stack_hi;
+  uint64_t rest[6];
+};
+
+TEST(AgentReturns, InAGoProgramAReturnOnAnotherThreadFromACopiedStackMatchesItsEntry) {
+  ReturnProbe probe("r:g/e work ret=$retval:s64");
+  probe.harness.returns().goroutine_frames = 1;
+  const uint64_t site = 0x401234;
+  probe.harness.add_site(site);
+  alignas(16) static uint64_t first_stack[64], grown_stack[256];
+  FakeGoroutine g{reinterpret_cast<uint64_t>(&first_stack[0]), reinterpret_cast<uint64_t>(&first_stack[64]), {}};
+  probe.goroutine = reinterpret_cast<uint64_t>(&g);
+  probe.enter(&first_stack[40], site, {});
+  // The runtime copies the stack to a larger one (the frame keeps its distance from the top),
+  // and the scheduler resumes the goroutine on another thread, where the call returns.
+  g.stack_lo = reinterpret_cast<uint64_t>(&grown_stack[0]);
+  g.stack_hi = reinterpret_cast<uint64_t>(&grown_stack[256]);
+  std::thread([&] { probe.leave(&grown_stack[256 - 24], site, 42); }).join();
+  EXPECT_EQ(probe.counters().active, 0u);
+  EXPECT_EQ(probe.counters().discarded, 0u);
+  auto drained = probe.harness.drain(1);
+  ASSERT_EQ(drained.records.size(), 1u);
+  auto record = parse_agent_record(drained.records[0].second, probe.capture);
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->return_address, site);
+  EXPECT_EQ(show(replay_agent_record(probe.plan, *record, "agent_test")[0]), "ok:42,");
+  // The goroutine's slot is free again once its frames are over.
+  size_t goroutine_slots = 0;
+  for (const auto& slot : probe.harness.returns().threads) goroutine_slots += (slot.tid & agent::kGoroutineKey) != 0 && slot.tid != agent::kFreedThread;
+  EXPECT_EQ(goroutine_slots, 0u);
+}
+
+TEST(AgentReturns, FramesFollowTheThreadWhereTheGoroutineDoesNotCheckOut) {
+  // Not a Go program, or a g register that holds something else (C code in a cgo program):
+  // the thread's frames, by stack pointer, as everywhere else. The same return as above then
+  // finds nothing to match.
+  alignas(16) static uint64_t first_stack[64], grown_stack[256];
+  FakeGoroutine g{reinterpret_cast<uint64_t>(&first_stack[0]), reinterpret_cast<uint64_t>(&first_stack[64]), {}};
+  for (const bool go : {false, true}) {
+    ReturnProbe probe("r:g/e work ret=$retval:s64");
+    probe.harness.returns().goroutine_frames = go ? 1 : 0;
+    probe.harness.add_site(0x401234);
+    // With `go`, a g whose bounds do not hold the stack pointer.
+    g.stack_lo = reinterpret_cast<uint64_t>(&grown_stack[0]);
+    g.stack_hi = reinterpret_cast<uint64_t>(&grown_stack[256]);
+    probe.goroutine = reinterpret_cast<uint64_t>(&g);
+    probe.enter(&first_stack[40], 0x401234, {});
+    EXPECT_EQ(probe.counters().active, 1u);
+    std::thread([&] { probe.leave(&first_stack[40], 0x401234, 42); }).join();
+    EXPECT_TRUE(probe.harness.drain(1).records.empty()) << "another thread's frames";
+    probe.leave(&first_stack[40], 0x401234, 43);
+    auto drained = probe.harness.drain(1);
+    ASSERT_EQ(drained.records.size(), 1u);
+    auto record = parse_agent_record(drained.records[0].second, probe.capture);
+    ASSERT_TRUE(record);
+    EXPECT_EQ(show(replay_agent_record(probe.plan, *record, "agent_test")[0]), "ok:43,");
+  }
 }
 
 }  // namespace

@@ -267,65 +267,93 @@ void run_ops(const AgentProbe& probe, uint32_t first, const Reader& reader, cons
 }
 
 
+// A number the hit captured (an argument's value or memory read, the CPU, the return address):
+// false when the agent cannot know it (a fault, a read cut short). Cut to `size` bytes and
+// a bitfield extracted (the caller cuts it to its size).
+bool captured_number(uint8_t source, uint8_t argument_index, uint8_t size, uint8_t bit_width,
+                     uint8_t bit_offset, const CapturedArguments& captured, uint32_t cpu, const ReturnFacts& facts,
+                     uint64_t& number) {
+  number = 0;
+  switch (source) {
+    case kFilterCpu: number = cpu; break;
+    case kFilterReturnAddress:
+      if (!facts.is_return) return false;
+      number = facts.return_address;
+      break;
+    case kFilterArgumentValue:
+    case kFilterArgumentNumber: {
+      if (argument_index >= captured.count) return false;
+      const CapturedArgument& argument = captured.arguments[argument_index];
+      if (argument.faulted) return false;
+      if (source == kFilterArgumentValue) {
+        number = argument.value;
+        break;
+      }
+      if (argument.bytes == nullptr || argument.copied == 0) return false;
+      if (argument.copied < argument.requested || argument.copied < size || size > 8) return false;
+      for (uint32_t b = 0; b < size; ++b) number |= static_cast<uint64_t>(argument.bytes[b]) << (8 * b);
+      break;
+    }
+    default: return false;
+  }
+  if (bit_width != 0) {
+    number = number_at_size(number, size, false);
+    const uint64_t mask = bit_width >= 64 ? ~uint64_t{0} : (uint64_t{1} << bit_width) - 1;
+    number = (number >> bit_offset) & mask;
+  }
+  return true;
+}
+
+// The NUL-terminated text of an argument's last memory read, or null (faulted, cut short).
+const char* captured_string(uint8_t argument_index, const CapturedArguments& captured, uint32_t& length) {
+  if (argument_index >= captured.count) return nullptr;
+  const CapturedArgument& argument = captured.arguments[argument_index];
+  if (argument.faulted || argument.bytes == nullptr || argument.copied == 0) return nullptr;
+  length = 0;
+  while (length < argument.copied && argument.bytes[length] != 0) ++length;
+  if (length == argument.copied) return nullptr;  // cut short: the text is not all here
+  return reinterpret_cast<const char*>(argument.bytes);
+}
+
 // The truth of one term on what the hit captured: 0 false, 1 true, 2 unknown.
 uint8_t term_truth(const AgentFilterTerm& term, const uint8_t* filter, uint32_t filter_bytes,
                    const CapturedArguments& captured, uint32_t cpu, const ReturnFacts& facts) {
   constexpr uint8_t kFalse = 0, kTrue = 1, kUnknown = 2;
   const bool is_signed = (term.flags & kFilterSigned) != 0;
   const auto compare = static_cast<CompareOp>(term.compare);
-  uint64_t number = 0;
   switch (term.source) {
     case kFilterTrue: return kTrue;
     case kFilterFalse: return kFalse;
-    case kFilterCpu: number = cpu; break;
-    case kFilterReturnAddress:
-      if (!facts.is_return) return kUnknown;
-      number = facts.return_address;
-      break;
-    case kFilterArgumentValue:
-    case kFilterArgumentNumber:
     case kFilterArgumentString: {
-      if (term.argument >= captured.count) return kUnknown;
-      const CapturedArgument& argument = captured.arguments[term.argument];
-      if (argument.faulted) return kUnknown;
-      if (term.source == kFilterArgumentValue) {
-        number = argument.value;
-        break;
-      }
-      if (argument.bytes == nullptr || argument.copied == 0) return kUnknown;
-      if (term.source == kFilterArgumentNumber) {
-        if (argument.copied < argument.requested || argument.copied < term.size || term.size > 8) return kUnknown;
-        for (uint32_t b = 0; b < term.size; ++b) number |= static_cast<uint64_t>(argument.bytes[b]) << (8 * b);
-        break;
-      }
       uint32_t length = 0;
-      while (length < argument.copied && argument.bytes[length] != 0) ++length;
-      if (length == argument.copied) return kUnknown;  // cut short: the text is not all here
+      const char* text = captured_string(term.argument, captured, length);
+      if (text == nullptr) return kUnknown;
       if (term.pattern_offset > filter_bytes || term.pattern_length > filter_bytes - term.pattern_offset) return kUnknown;
       const bool matched = string_matches(static_cast<StringMatch>(term.match),
                                           reinterpret_cast<const char*>(filter + term.pattern_offset),
-                                          term.pattern_length, reinterpret_cast<const char*>(argument.bytes), length);
+                                          term.pattern_length, text, length);
       return matched != ((term.flags & kFilterNegate) != 0) ? kTrue : kFalse;
     }
-    default: return kUnknown;
+    default: break;
   }
-  if (term.bit_width != 0) {
-    number = number_at_size(number, term.size, false);
-    const uint64_t mask = term.bit_width >= 64 ? ~uint64_t{0} : (uint64_t{1} << term.bit_width) - 1;
-    number = (number >> term.bit_offset) & mask;
-  }
+  uint64_t number = 0;
+  if (!captured_number(term.source, term.argument, term.size, term.bit_width, term.bit_offset, captured, cpu,
+                       facts, number))
+    return kUnknown;
   return compare_numbers(compare, number, term.operand, term.size, is_signed) ? kTrue : kFalse;
 }
 
-// Whether the probe's filter proves this hit must not be recorded. The filter was written by
-// the tracer but lives in the program's memory: every count and offset is checked.
-bool filtered_out(const AgentProbe& probe, const CapturedArguments& captured, uint32_t cpu, const ReturnFacts& facts) {
-  if (probe.filter_offset == 0 || probe.filter_bytes < sizeof(AgentFilter)) return false;
-  const auto* filter = reinterpret_cast<const uint8_t*>(&probe) + probe.filter_offset;
+// A filter's verdict on the hit: 0 false, 1 true, 2 unknown (the tracer decides). The filter was
+// written by the tracer but lives in the program's memory: every count and offset is checked,
+// and one that does not hold is unknown.
+uint8_t filter_verdict(const uint8_t* filter, uint32_t filter_bytes, const CapturedArguments& captured, uint32_t cpu,
+                       const ReturnFacts& facts) {
+  constexpr uint8_t kUnknown = 2;
+  if (filter_bytes < sizeof(AgentFilter)) return kUnknown;
   const auto& head = *reinterpret_cast<const AgentFilter*>(filter);
-  if (head.term_count > kMaxFilterTerms || head.step_count > kMaxFilterSteps || head.step_count == 0) return false;
+  if (head.term_count > kMaxFilterTerms || head.step_count > kMaxFilterSteps || head.step_count == 0) return kUnknown;
   const uint64_t steps_at = sizeof(AgentFilter) + uint64_t{head.term_count} * sizeof(AgentFilterTerm);
-  if (steps_at + uint64_t{head.step_count} * 2 > probe.filter_bytes) return false;
+  if (steps_at + uint64_t{head.step_count} * 2 > filter_bytes) return kUnknown;
   const auto* terms = reinterpret_cast<const AgentFilterTerm*>(filter + sizeof(AgentFilter));
   const auto* steps = reinterpret_cast<const uint16_t*>(filter + steps_at);
   // Kleene's three values: false and unknown is false, true or unknown is true.
@@ -334,21 +362,198 @@ bool filtered_out(const AgentProbe& probe, const CapturedArguments& captured, ui
   for (uint32_t i = 0; i < head.step_count; ++i) {
     const uint32_t kind = steps[i] >> 8, index = steps[i] & 0xff;
     if (kind == kStepTest) {
-      if (index >= head.term_count || depth >= kMaxFilterSteps) return false;
-      stack[depth++] = term_truth(terms[index], filter, probe.filter_bytes, captured, cpu, facts);
+      if (index >= head.term_count || depth >= kMaxFilterSteps) return kUnknown;
+      stack[depth++] = term_truth(terms[index], filter, filter_bytes, captured, cpu, facts);
     } else if (kind == kStepNot) {
-      if (depth < 1) return false;
+      if (depth < 1) return kUnknown;
       if (stack[depth - 1] != 2) stack[depth - 1] ^= 1;
     } else if (kind == kStepAnd || kind == kStepOr) {
-      if (depth < 2) return false;
+      if (depth < 2) return kUnknown;
       const uint8_t right = stack[--depth], left = stack[depth - 1];
       if (kind == kStepAnd) stack[depth - 1] = (left == 0 || right == 0) ? 0 : (left == 1 && right == 1) ? 1 : 2;
       else stack[depth - 1] = (left == 1 || right == 1) ? 1 : (left == 0 && right == 0) ? 0 : 2;
     } else {
-      return false;
+      return kUnknown;
     }
   }
-  return depth == 1 && stack[0] == 0;
+  return depth == 1 ? stack[0] : kUnknown;
+}
+
+// The probe's own filter: 1 (true) when it has none.
+uint8_t probe_filter_verdict(const AgentProbe& probe, const CapturedArguments& captured, uint32_t cpu, const ReturnFacts& facts) {
+  if (probe.filter_offset == 0) return 1;
+  return filter_verdict(reinterpret_cast<const uint8_t*>(&probe) + probe.filter_offset, probe.filter_bytes, captured, cpu, facts);
+}
+
+int floor_log2(uint64_t value) { return 63 - __builtin_clzll(value); }
+
+uint64_t transformed(uint8_t transform, uint64_t number, const int64_t* parameters) {
+  const auto value = static_cast<int64_t>(number);
+  switch (transform) {
+    case kTransformLog2Roundup: return number <= 1 ? 0 : static_cast<uint64_t>(floor_log2(number - 1) + 1);
+    case kTransformBuckets: {
+      const auto size = static_cast<uint64_t>(parameters[0]);
+      return size == 0 ? number : number / size * size;
+    }
+    case kTransformHistBucket: return value < 0 ? 0 : value == 0 ? 1 : static_cast<uint64_t>(2 + floor_log2(number));
+    case kTransformLinearBucket: {
+      const int64_t min = parameters[0], max = parameters[1], step = parameters[2];
+      if (step <= 0 || max <= min) return 0;
+      if (value < min) return 0;
+      if (value >= max) return static_cast<uint64_t>((max - min) / step + 1);
+      return static_cast<uint64_t>((value - min) / step + 1);
+    }
+    case kTransformLatencyBucket: return number == 0 ? 0 : static_cast<uint64_t>(floor_log2(number) + 1);
+    default: return number;
+  }
+}
+
+// One key part or value of an aggregation; false when the agent cannot compute it.
+bool aggregated_number(const AgentAggValue& part, const AgentAggTableHeader& table, const CapturedArguments& captured,
+                       uint32_t cpu, const ReturnFacts& facts, uint64_t now, uint64_t& number) {
+  if (part.source == kFilterConstant) {
+    number = static_cast<uint64_t>(part.operand);
+  } else if (part.source == kFilterLatency) {
+    const auto slot = static_cast<uint64_t>(part.operand);
+    if (!facts.is_return || facts.saved == nullptr || slot >= kMaxSavedWords) return false;
+    const uint64_t ticks = now - facts.saved[slot];
+    number = static_cast<uint64_t>((static_cast<unsigned __int128>(ticks) * table.clock_mult) >> 32);
+  } else {
+    if (!captured_number(part.source, part.argument, part.size, part.bit_width,
+                         part.bit_offset, captured, cpu, facts, number))
+      return false;
+    number = number_at_size(number, part.size, (part.flags & kFilterSigned) != 0);
+  }
+  number = transformed(part.transform, number, part.parameters);
+  return true;
+}
+
+// What one hit adds to one aggregation's table.
+struct AggregatedHit {
+  bool skipped;  // the aggregation's own filter turned the hit away
+  uint32_t key_words;
+  uint64_t key[kAggKeyWords];
+  uint64_t values[kMaxAggValues];
+};
+
+bool table_usable(const AgentAggTableHeader& table) {
+  return table.magic == kAggTableMagic && table.max_entries != 0 && table.max_entries <= kMaxAggEntries &&
+         table.slot_count == 2 * table.max_entries && (table.slot_count & (table.slot_count - 1)) == 0;
+}
+
+void fold_value(uint64_t* word, uint8_t fold, uint64_t value) {
+  if (fold == kFoldSum) {
+    __atomic_fetch_add(word, value, __ATOMIC_RELAXED);
+    return;
+  }
+  uint64_t seen = __atomic_load_n(word, __ATOMIC_RELAXED);
+  for (;;) {
+    const bool better = fold == kFoldMin ? static_cast<int64_t>(value) < static_cast<int64_t>(seen)
+                                         : static_cast<int64_t>(value) > static_cast<int64_t>(seen);
+    if (!better) return;
+    if (__atomic_compare_exchange_n(word, &seen, value, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return;
+  }
+}
+
+bool same_key(const AgentAggEntry& entry, const AggregatedHit& hit) {
+  for (uint32_t i = 0; i < kAggKeyWords; ++i)
+    if (entry.key[i] != hit.key[i]) return false;
+  return true;
+}
+
+// Folds the hit into its key's entry: a new key claims a slot; a full table counts a drop.
+void fold_into_table(AgentAggTableHeader& table, const AgentAggregation& aggregation, const AggregatedHit& hit) {
+  auto* slots = reinterpret_cast<uint64_t*>(&table + 1);
+  auto* entries = reinterpret_cast<AgentAggEntry*>(reinterpret_cast<uint8_t*>(&table) + agg_entries_offset(table.max_entries));
+  const uint64_t hash = agg_key_hash(hit.key, kAggKeyWords);
+  const uint64_t mask = table.slot_count - 1;
+  uint64_t reserved = ~uint64_t{0};  // an entry this hit filled, not yet published
+  uint64_t at = hash & mask;
+  for (uint64_t probes = 0; probes < table.slot_count; ++probes, at = (at + 1) & mask) {
+    uint64_t slot = load_acquire(&slots[at]);
+    if (slot == 0) {
+      if (reserved == ~uint64_t{0}) {
+        const uint64_t index = __atomic_fetch_add(&table.entries, 1, __ATOMIC_RELAXED);
+        if (index >= table.max_entries) break;
+        reserved = index;
+        AgentAggEntry& entry = entries[index];
+        for (uint32_t i = 0; i < kAggKeyWords; ++i) entry.key[i] = hit.key[i];
+        entry.hitcount = 0;
+        for (uint32_t v = 0; v < kMaxAggValues; ++v) {
+          const uint8_t fold = v < aggregation.value_count ? aggregation.values[v].fold : uint8_t{kFoldSum};
+          entry.values[v] = fold == kFoldMin ? uint64_t{0x7fffffffffffffff} : fold == kFoldMax ? uint64_t{1} << 63 : 0;
+        }
+      }
+      const uint64_t mine = (hash & 0xffffffff00000000ull) | (reserved + 1);
+      if (__atomic_compare_exchange_n(&slots[at], &slot, mine, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        store_release(&entries[reserved].ready, 1);
+        slot = mine;
+      }
+      // Lost the race: `slot` is the winner's, maybe this very key.
+    }
+    if ((slot >> 32) != (hash >> 32)) continue;
+    const uint64_t index = (slot & 0xffffffff) - 1;
+    if (index >= table.max_entries || !same_key(entries[index], hit)) continue;
+    AgentAggEntry& entry = entries[index];
+    __atomic_fetch_add(&entry.hitcount, 1, __ATOMIC_RELAXED);
+    for (uint32_t v = 0; v < aggregation.value_count && v < kMaxAggValues; ++v)
+      fold_value(&entry.values[v], aggregation.values[v].fold, hit.values[v]);
+    return;
+  }
+  __atomic_fetch_add(&table.dropped, 1, __ATOMIC_RELAXED);
+}
+
+// Folds the hit into the probe's aggregations; false (nothing changed) when the agent cannot
+// compute all of them: the hit is then recorded for the tracer.
+bool aggregate(const AgentProbe& probe, const CapturedArguments& captured, uint32_t cpu, const ReturnFacts& facts,
+               uint64_t now) {
+  if (probe.aggregation_bytes < sizeof(AgentAggregations)) return false;
+  const auto* block = reinterpret_cast<const uint8_t*>(&probe) + probe.aggregation_offset;
+  const auto& aggregations = *reinterpret_cast<const AgentAggregations*>(block);
+  if (aggregations.count == 0 || aggregations.count > kMaxAggregations) return false;
+  AggregatedHit hits[kMaxAggregations];
+  for (uint32_t a = 0; a < aggregations.count; ++a) {
+    const AgentAggregation& aggregation = aggregations.items[a];
+    AggregatedHit& hit = hits[a];
+    hit.skipped = false;
+    for (uint32_t i = 0; i < kAggKeyWords; ++i) hit.key[i] = 0;
+    if (aggregation.key_count > kMaxAggKeys || aggregation.value_count > kMaxAggValues) return false;
+    const auto* table = reinterpret_cast<const AgentAggTableHeader*>(aggregation.table);
+    if (table == nullptr || !table_usable(*table)) return false;
+    if (aggregation.filter_offset != 0) {
+      if (aggregation.filter_offset > probe.aggregation_bytes ||
+          aggregation.filter_bytes > probe.aggregation_bytes - aggregation.filter_offset)
+        return false;
+      const uint8_t verdict = filter_verdict(block + aggregation.filter_offset, aggregation.filter_bytes, captured, cpu, facts);
+      if (verdict == 2) return false;
+      hit.skipped = verdict == 0;
+      if (hit.skipped) continue;
+    }
+    uint32_t words = 0;
+    for (uint32_t k = 0; k < aggregation.key_count; ++k) {
+      const AgentAggValue& part = aggregation.keys[k];
+      if ((part.flags & kAggString) != 0) {
+        uint32_t length = 0;
+        const char* text = captured_string(part.argument, captured, length);
+        constexpr uint32_t kWords = kAggStringBytes / 8;
+        if (text == nullptr || length >= kAggStringBytes || words + kWords > kAggKeyWords) return false;
+        auto* bytes = reinterpret_cast<uint8_t*>(&hit.key[words]);
+        for (uint32_t b = 0; b < length; ++b) bytes[b] = static_cast<uint8_t>(text[b]);
+        words += kWords;
+        continue;
+      }
+      if (words >= kAggKeyWords) return false;
+      if (!aggregated_number(part, *table, captured, cpu, facts, now, hit.key[words++])) return false;
+    }
+    hit.key_words = words;
+    for (uint32_t v = 0; v < aggregation.value_count; ++v)
+      if (!aggregated_number(aggregation.values[v], *table, captured, cpu, facts, now, hit.values[v])) return false;
+  }
+  for (uint32_t a = 0; a < aggregations.count; ++a) {
+    if (hits[a].skipped) continue;
+    fold_into_table(*reinterpret_cast<AgentAggTableHeader*>(aggregations.items[a].table), aggregations.items[a], hits[a]);
+  }
+  return true;
 }
 
 // Records one event of `probe` (its ops from `first_op`) into the ring.
@@ -385,13 +590,21 @@ void record(const AgentProbe& probe, uint32_t first_op, const uint64_t* register
     run_ops(probe, first_op, reader, registers, facts, out, capture);
   };
   RecordWriter staged(scratch + 16, scratch + kScratchBytes);
-  fill(staged, probe.filter_offset != 0 ? &captured : nullptr);
+  const bool judged = probe.filter_offset != 0 || probe.aggregation_offset != 0;
+  fill(staged, judged ? &captured : nullptr);
   const bool staged_fits = !staged.overflowed();
-  // A hit the filter turns away never touches the ring (what did not fit the scratch is
-  // left to the tracer).
-  if (staged_fits && filtered_out(probe, captured, cpu & 0xfff, facts)) {
-    __atomic_fetch_add(&ring->filtered[probe.probe_index], 1, __ATOMIC_RELAXED);
-    return;
+  // A hit the filter turns away never touches the ring, nor does one the agent aggregates
+  // (what did not fit the scratch is left to the tracer).
+  if (staged_fits && judged) {
+    const uint8_t verdict = probe_filter_verdict(probe, captured, cpu & 0xfff, facts);
+    if (verdict == 0) {
+      __atomic_fetch_add(&ring->filtered[probe.probe_index], 1, __ATOMIC_RELAXED);
+      return;
+    }
+    if (verdict == 1 && probe.aggregation_offset != 0 && aggregate(probe, captured, cpu & 0xfff, facts, tsc)) {
+      __atomic_fetch_add(&ring->aggregated[probe.probe_index], 1, __ATOMIC_RELAXED);
+      return;
+    }
   }
   // Lengths are multiples of 16, so that what is left at the end of the ring always holds a
   // filler's two words.
@@ -475,14 +688,28 @@ void count_discarded(AgentReturnState& state, const AgentFrame& frame) {
   __atomic_fetch_add((frame.flags & kFrameSiteUnknown) ? &counters.missed : &counters.discarded, 1, __ATOMIC_RELAXED);
 }
 
+// The frame stack a hit of `probe` belongs to: the thread's, or in a Go program the running
+// goroutine's (return_frames.h).
+FrameOwner owner_of(const AgentReturnState& state, const AgentProbe& probe, uint64_t tid, const uint64_t* registers) {
+  const Reader reader = reader_of(*reinterpret_cast<const AgentRingHeader*>(probe.ring));
+  return frame_owner(load_acquire(&state.goroutine_frames) != 0, tid, registers[kSpWord], registers[kGoroutineWord],
+                     [&](uint64_t address, uint64_t* words, uint32_t count) {
+                       return copy_in(reader, address, reinterpret_cast<uint8_t*>(words), count * 8) == count * 8;
+                     });
+}
+
 long pid_of(const AgentProbe& probe) { return static_cast<long>(reinterpret_cast<const AgentRingHeader*>(probe.ring)->pid); }
 
 // Whether the request signal can be sent without the program noticing, should no tracer be
-// there: not blocked in this thread, no handler of the program's.
-bool request_signal_unnoticed() {
+// there: not blocked in this thread, and no handler of the program's, or a Go program's: the
+// Go runtime sends SIGURG itself to preempt goroutines, and documents that a program may see
+// spurious ones.
+bool request_signal_unnoticed(const AgentReturnState& state) {
   uint64_t action[4] = {};  // the kernel's sigaction: handler, flags, restorer, mask
-  if (syscall6(kSysRtSigaction, kRequestSignal, 0, reinterpret_cast<long>(action), 8, 0, 0) != 0) return false;
-  if (action[0] > 1) return false;  // neither SIG_DFL nor SIG_IGN
+  if (load_acquire(&state.goroutine_frames) == 0) {
+    if (syscall6(kSysRtSigaction, kRequestSignal, 0, reinterpret_cast<long>(action), 8, 0, 0) != 0) return false;
+    if (action[0] > 1) return false;  // neither SIG_DFL nor SIG_IGN
+  }
   uint64_t blocked = 0;
   if (syscall6(kSysRtSigprocmask, 0, 0, reinterpret_cast<long>(&blocked), 8, 0, 0) != 0) return false;
   return (blocked & (uint64_t{1} << (kRequestSignal - 1))) == 0;
@@ -490,11 +717,13 @@ bool request_signal_unnoticed() {
 
 // The tracer must patch (or watch) `site` before the call returns: the signal stops this
 // thread until it has. Else the request waits in `pending` for the tracer's next look.
-void ask_for_site(AgentReturnState& state, AgentThread& thread, uint64_t site, uint64_t tid, long pid) {
-  if (request_signal_unnoticed()) {
-    store_release(&thread.request, site);
+// `thread` is the slot of the thread itself (not of a goroutine): the tracer finds the request
+// by the tid of the thread the signal stopped.
+void ask_for_site(AgentReturnState& state, AgentThread* thread, uint64_t site, uint64_t tid, long pid) {
+  if (thread != nullptr && request_signal_unnoticed(state)) {
+    store_release(&thread->request, site);
     (void)syscall6(kSysTgkill, pid, static_cast<long>(tid), kRequestSignal, 0, 0, 0);
-    store_release(&thread.request, 0);
+    store_release(&thread->request, 0);
     return;
   }
   for (uint32_t i = 0; i < kPendingSlots; ++i) {
@@ -511,12 +740,13 @@ void return_entry(const AgentProbe& probe, const uint64_t* registers) {
   if (state == nullptr || probe.probe_index >= kMaxProbes || probe.saved_count > kMaxSavedWords) return;
   AgentProbeCounters& counters = state->counters[probe.probe_index];
   const uint64_t tid = current_tid();
-  AgentThread* thread = find_thread(*state, tid, true);
+  const FrameOwner owner = owner_of(*state, probe, tid, registers);
+  AgentThread* thread = find_thread(*state, owner.key, true);
   if (thread == nullptr) {
     __atomic_fetch_add(&counters.missed, 1, __ATOMIC_RELAXED);
     return;
   }
-  const uint64_t sp = registers[kSpWord];
+  const uint64_t sp = owner.sp;
   const uint64_t return_address = return_address_at_entry(registers);
   if (thread->depth > kMaxFrames) thread->depth = 0;
   discard_frames_at_or_below(*thread, sp, [&](const AgentFrame& frame) { count_discarded(*state, frame); });
@@ -525,6 +755,7 @@ void return_entry(const AgentProbe& probe, const uint64_t* registers) {
   if ((site & kSiteUnwatched) != 0 || thread->depth == kMaxFrames ||
       (active > released && active - released >= probe.max_active)) {
     __atomic_fetch_add(&counters.missed, 1, __ATOMIC_RELAXED);
+    if ((owner.key & kGoroutineKey) != 0 && thread->depth == 0) store_release(&thread->tid, kFreedThread);
     return;
   }
   __atomic_fetch_add(&counters.active, 1, __ATOMIC_RELAXED);
@@ -545,7 +776,8 @@ void return_entry(const AgentProbe& probe, const uint64_t* registers) {
   }
   ++thread->depth;
   if (site == 0) {
-    ask_for_site(*state, *thread, return_address, tid, pid_of(probe));
+    AgentThread* requester = owner.key == tid ? thread : find_thread(*state, tid, true);
+    ask_for_site(*state, requester, return_address, tid, pid_of(probe));
     // Asked with the signal, the tracer has planted the site by now.
     if (find_site(state->sites, return_address) != 0) thread->frames[thread->depth - 1].flags = 0;
   }
@@ -557,13 +789,17 @@ void return_site(const AgentProbe& site, const uint64_t* registers) {
   auto* state = reinterpret_cast<AgentReturnState*>(site.returns);
   if (state == nullptr) return;
   const uint64_t tid = current_tid();
-  AgentThread* thread = find_thread(*state, tid, false);
+  const FrameOwner owner = owner_of(*state, site, tid, registers);
+  AgentThread* thread = find_thread(*state, owner.key, false);
   if (thread == nullptr || thread->depth == 0) return;
   if (thread->depth > kMaxFrames) thread->depth = 0;
   AgentFrame returning;
-  if (!pop_returning_frame(*thread, registers[kSpWord], registers[kIpWord], returning,
-                           [&](const AgentFrame& frame) { count_discarded(*state, frame); }))
-    return;
+  const bool returned = pop_returning_frame(*thread, owner.sp, registers[kIpWord], returning,
+                                            [&](const AgentFrame& frame) { count_discarded(*state, frame); });
+  // A goroutine's slot is given back when its last frame is over (goroutines come and go by
+  // the million; threads' slots are freed by the tracer when the thread exits).
+  if ((owner.key & kGoroutineKey) != 0 && thread->depth == 0) store_release(&thread->tid, kFreedThread);
+  if (!returned) return;
   if (returning.probe_index < kMaxProbes)
     __atomic_fetch_sub(&state->counters[returning.probe_index].active, 1, __ATOMIC_RELAXED);
   const auto* probe = reinterpret_cast<const AgentProbe*>(returning.descriptor);
@@ -575,15 +811,55 @@ void return_site(const AgentProbe& site, const uint64_t* registers) {
   record(*probe, probe->entry_ops, registers, tid, facts);
 }
 
-}  // namespace
-
-// The trampolines' one entry.
-extern "C" __attribute__((section(".text.entry"), used)) void xprobe_agent_hit(const AgentProbe* probe,
-                                                                                const uint64_t* registers) {
-  switch (probe->kind) {
-    case kKindEvent: record(*probe, 0, registers, current_tid(), ReturnFacts{}); break;
-    case kKindReturnEntry: return_entry(*probe, registers); break;
-    case kKindReturnSite: return_site(*probe, registers); break;
+// Runs on an agent stack: what the trampoline asked for.
+void hit_on_agent_stack(const void* probe_address, const void* registers_address) {
+  const auto& probe = *static_cast<const AgentProbe*>(probe_address);
+  const auto* registers = static_cast<const uint64_t*>(registers_address);
+  switch (probe.kind) {
+    case kKindEvent: record(probe, 0, registers, current_tid(), ReturnFacts{}); break;
+    case kKindReturnEntry: return_entry(probe, registers); break;
+    case kKindReturnSite: return_site(probe, registers); break;
     default: break;
   }
+}
+
+// A free agent stack claimed (its top), or 0 when all are in use.
+uint64_t claim_stack(AgentRingHeader& ring) {
+  if (ring.stacks == 0 || (ring.stacks & 15) != 0) return 0;
+  for (uint32_t word = 0; word < kAgentStacks / 64; ++word) {
+    uint64_t busy = load_acquire(&ring.stacks_busy[word]);
+    while (busy != ~uint64_t{0}) {
+      const uint32_t bit = static_cast<uint32_t>(__builtin_ctzll(~busy));
+      if (__atomic_compare_exchange_n(&ring.stacks_busy[word], &busy, busy | (uint64_t{1} << bit), false,
+                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return ring.stacks + (uint64_t{word} * 64 + bit + 1) * kAgentStackBytes;
+    }
+  }
+  return 0;
+}
+
+void release_stack(AgentRingHeader& ring, uint64_t top) {
+  // After a detach the header reads as zeros (its pages were given back): nothing to release.
+  const uint64_t stacks = load_acquire(&ring.stacks);
+  if (stacks == 0 || top <= stacks || top - stacks > uint64_t{kAgentStacks} * kAgentStackBytes) return;
+  const uint64_t index = (top - stacks) / kAgentStackBytes - 1;
+  __atomic_fetch_and(&ring.stacks_busy[index / 64], ~(uint64_t{1} << (index % 64)), __ATOMIC_RELEASE);
+}
+
+}  // namespace
+
+// The trampolines' one entry. It runs on the thread's own stack only long enough to claim an
+// agent stack: the rest runs there.
+extern "C" __attribute__((section(".text.entry"), used)) void xprobe_agent_hit(const AgentProbe* probe,
+                                                                                const uint64_t* registers) {
+  auto* ring = reinterpret_cast<AgentRingHeader*>(probe->ring);
+  if (ring->magic != kRingMagic) return;
+  const uint64_t top = claim_stack(*ring);
+  if (top == 0) {
+    // A return site's miss shows later, as its frame's unseen return.
+    if (probe->kind != kKindReturnSite && probe->probe_index < kMaxProbes) __atomic_fetch_add(&ring->dropped[probe->probe_index], 1, __ATOMIC_RELAXED);
+    return;
+  }
+  call_on_stack(top, hit_on_agent_stack, probe, registers);
+  release_stack(*ring, top);
 }

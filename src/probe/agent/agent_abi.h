@@ -7,7 +7,7 @@
 //   code area (r-x, within the jump's reach of the probed code): the agent's code, then one
 //     AgentProbe descriptor and one trampoline per jump-optimized probe;
 //   ring area (rw-): an AgentRingHeader, then the ring of records, then (page-aligned) the
-//     AgentReturnState of return probes.
+//     AgentReturnState of return probes, then (page-aligned) the agent's stacks.
 //
 // A record (all fields little-endian; a record's reserved length is a multiple of 16, so the
 // end of the ring always has room for a filler's two words):
@@ -35,6 +35,8 @@ inline constexpr uint32_t kMaxProbes = 4096;        // per traced process
 inline constexpr uint32_t kRecordFixedWords = 5;    // header, position, tid, tsc, cpu
 inline constexpr uint32_t kChunkHeaderBytes = 16;
 inline constexpr uint32_t kMaxCopy = 4096;          // one chunk at most (MAX_STRING_SIZE)
+inline constexpr uint32_t kAgentStacks = 256;       // threads inside the agent at once
+inline constexpr uint64_t kAgentStackBytes = 32 * 1024;
 
 // Saved registers: the trampoline stores word i of the block at index i of the ptrace
 // register block of the architecture for i < kSavedRegisterWords (arch/agent_arch.h). Both
@@ -93,6 +95,12 @@ struct AgentRingHeader {
   uint64_t readable_count;       // <= kReadableRanges
   AgentReadableRange readable[kReadableRanges];
   uint64_t filtered[kMaxProbes];  // hits the probe's filter turned away (no record)
+  uint64_t aggregated[kMaxProbes];  // hits folded into the probe's aggregation tables (no record)
+  // The agent runs on stacks of its own (kAgentStacks of kAgentStackBytes from `stacks`), not
+  // on the thread's: a goroutine's stack or a coroutine's may have no room below its stack
+  // pointer for the agent's frames. A hit finding none free is counted in dropped[].
+  uint64_t stacks;
+  uint64_t stacks_busy[kAgentStacks / 64];  // bit i: stack i is in use
 };
 
 // One per jump-optimized probe (and one per return site), written by the tracer, read by the
@@ -110,6 +118,8 @@ struct AgentProbe {
                           // return's ops follow
   uint32_t filter_offset; // bytes from the descriptor's start to its AgentFilter; 0: none
   uint32_t filter_bytes;  // the AgentFilter's size with its terms, steps and patterns
+  uint32_t aggregation_offset;  // bytes from the descriptor's start to its AgentAggregations; 0: none
+  uint32_t aggregation_bytes;   // their size with the filters after them
   uint32_t op_count;
   AgentOp ops[1];         // op_count entries, each program ending in kOpEnd
 };
@@ -128,6 +138,10 @@ enum AgentFilterSource : uint8_t {
   kFilterArgumentString,    // the NUL-terminated text of the argument's last memory read
   kFilterCpu,
   kFilterReturnAddress,     // return probes
+  // Only as an aggregation's key or value (AgentAggValue):
+  kFilterConstant,          // `operand` (known when the aggregation was compiled: __probe_ip, common_flags)
+  kFilterLatency,           // return probes: the agent's clock now minus the frame's saved word `operand`
+                            // (its entry's clock), in nanoseconds (AgentAggTableHeader::clock_mult)
 };
 inline constexpr uint32_t kMaxFilterTerms = 32;
 inline constexpr uint32_t kMaxFilterSteps = 2 * kMaxFilterTerms;
@@ -158,6 +172,105 @@ struct AgentFilter {
   // AgentFilterTerm terms[term_count], then uint16_t steps[step_count], then the patterns.
 };
 
+// Aggregations computed in the agent (trace/aggregation/agent_aggregation.h compiles them). A
+// hit of a probe with AgentAggregations is folded into a table in the program's memory instead
+// of being recorded: each aggregation's key (up to kMaxAggKeys parts: numbers, or strings of at
+// most kAggStringBytes - 1 bytes) finds its entry in an open-addressing table (a compare-and-swap
+// claims a slot for a new key; counts and sums are atomic adds, minimum and maximum
+// compare-and-swap loops), and nothing crosses the ring. Whenever the agent cannot compute a key
+// or a value (a read that faulted, a string too long, a filter only the tracer can decide), the
+// hit is recorded in the ring as before and the tracer aggregates it. A new key that finds the
+// table full is counted in AgentAggTableHeader::dropped, as the kernel's hist "Dropped:".
+//
+// The table lives in the program's memory, so the tracer reads it as untrusted (probe/
+// agent_aggregation.h): every index, count and state is checked, and counts that go backwards
+// make the table corrupt, never believed.
+inline constexpr uint64_t kAggTableMagic = 0x3142415447415058ull;  // "XPAGTAB1"
+inline constexpr uint32_t kMaxAggregations = 4;  // per probe
+inline constexpr uint32_t kMaxAggKeys = 4;       // key parts
+inline constexpr uint32_t kAggKeyWords = 8;      // key words in an entry
+inline constexpr uint32_t kAggStringBytes = 32;  // a string key part: its bytes, NUL included, zero padded
+inline constexpr uint32_t kMaxAggValues = 3;
+inline constexpr uint32_t kMaxAggEntries = uint32_t{1} << 17;
+
+enum AgentAggTransform : uint8_t {
+  kTransformNone = 0,
+  kTransformLog2Roundup,   // the kernel's .log2: ilog2(roundup_pow_of_two(v))
+  kTransformBuckets,       // the kernel's .buckets=N: v / N * N (parameters[0] = N)
+  kTransformHistBucket,    // bpftrace's hist(): 0 for negatives, 1 for 0, 2 + floor(log2 v)
+  kTransformLinearBucket,  // bpftrace's lhist(): parameters min, max, step
+  kTransformLatencyBucket, // bcc's bpf_log2l(): 0 for 0, 1 + floor(log2 v)
+};
+enum AgentAggFold : uint8_t { kFoldSum = 0, kFoldMin, kFoldMax };  // values: signed min and max
+inline constexpr uint8_t kAggString = 4;  // flags: the key part is the argument's string
+
+struct AgentAggValue {
+  uint8_t source;     // AgentFilterSource
+  uint8_t size;       // bytes of the number (number_at_size)
+  uint8_t flags;      // kFilterSigned, kAggString
+  uint8_t bit_width;  // bitfields, as in AgentFilterTerm
+  uint8_t bit_offset;
+  uint8_t argument;   // < kMaxFilterArguments
+  uint8_t transform;  // keys: AgentAggTransform
+  uint8_t fold;       // values: AgentAggFold
+  int64_t operand;    // kFilterConstant: the value; kFilterLatency: the saved word of the entry's clock
+  int64_t parameters[3];
+};
+
+struct AgentAggregation {
+  uint64_t table;          // its AgentAggTableHeader in the program
+  uint32_t key_count;      // <= kMaxAggKeys
+  uint32_t value_count;    // <= kMaxAggValues
+  uint32_t filter_offset;  // bytes from the AgentAggregations' start to the aggregation's own
+                           // AgentFilter (a hist trigger's `if`); 0: none
+  uint32_t filter_bytes;
+  AgentAggValue keys[kMaxAggKeys];
+  AgentAggValue values[kMaxAggValues];
+};
+
+struct AgentAggregations {
+  uint32_t count;  // <= kMaxAggregations
+  uint32_t reserved;
+  AgentAggregation items[kMaxAggregations];
+  // then the aggregations' filters
+};
+
+// The table: this header, then uint64_t slots[slot_count] (0: free, else the entry's index + 1
+// in the low 32 bits and its key's hash in the high ones), then AgentAggEntry entries[max_entries].
+// An entry is reserved by an atomic add on `entries`, filled, then published by the slot's
+// compare-and-swap: a slot that is set names a complete key.
+struct AgentAggTableHeader {
+  uint64_t magic;
+  uint64_t slot_count;   // a power of two, twice max_entries (as the kernel's tracing_map)
+  uint64_t max_entries;  // <= kMaxAggEntries
+  uint64_t entries;      // entries reserved (an entry whose key lost a race stays unused)
+  uint64_t dropped;      // hits of a new key that found no room
+  uint64_t clock_mult;   // kFilterLatency: nanoseconds = ticks * clock_mult >> 32
+  uint64_t reserved[2];
+};
+
+struct AgentAggEntry {
+  uint64_t ready;     // 1 once a slot names it
+  uint64_t hitcount;
+  uint64_t key[kAggKeyWords];
+  uint64_t values[kMaxAggValues];  // sums wrap; min starts at INT64_MAX, max at INT64_MIN
+  uint64_t reserved;
+};
+
+inline constexpr uint64_t agg_table_bytes(uint64_t max_entries) {
+  return sizeof(AgentAggTableHeader) + 2 * max_entries * 8 + max_entries * sizeof(AgentAggEntry);
+}
+inline constexpr uint64_t agg_entries_offset(uint64_t max_entries) { return sizeof(AgentAggTableHeader) + 2 * max_entries * 8; }
+
+inline uint64_t agg_key_hash(const uint64_t* key, uint32_t words) {
+  uint64_t hash = 0x243f6a8885a308d3ull;
+  for (uint32_t i = 0; i < words; ++i) {
+    hash = (hash ^ key[i]) * 0x9e3779b97f4a7c15ull;
+    hash ^= hash >> 29;
+  }
+  return hash | (uint64_t{1} << 63);
+}
+
 // Return probes. The stack is never modified: at a return probe's entry the agent pushes
 // {probe, return address, sp} on the thread's frame stack, and the code the call returns to
 // (a return site) is patched with a jump of its own whose agent call pops the frames that
@@ -183,6 +296,12 @@ inline constexpr uint64_t kShortestRetPop = arch::kShortestReturnPop;
 inline constexpr uint64_t kLongestRetPop = arch::kLongestReturnPop;
 inline constexpr int kRequestSignal = 23;              // SIGURG: ignored by default
 inline constexpr uint32_t kPendingSlots = 64;
+// Go programs: goroutines move between threads, and the runtime copies a goroutine's stack to
+// a larger one as it grows, so their frames are kept per goroutine (a slot's key is the g
+// pointer | kGoroutineKey instead of a tid) at their distance from the top of the goroutine's
+// stack (a frame's entry_sp is kGoroutineStackTop minus that distance), which a copy keeps.
+inline constexpr uint64_t kGoroutineKey = uint64_t{1} << 63;
+inline constexpr uint64_t kGoroutineStackTop = uint64_t{1} << 62;
 
 struct AgentFrame {
   uint64_t descriptor;     // the return probe's AgentProbe
@@ -197,7 +316,7 @@ struct AgentFrame {
 inline constexpr uint32_t kFrameSiteUnknown = 1;
 
 struct AgentThread {
-  uint64_t tid;      // 0: never used; kFreedThread: the thread exited
+  uint64_t tid;      // the owner: a tid or a goroutine's key; 0: never used; kFreedThread: free again
   uint64_t depth;    // frames in use (only its thread, or the tracer while it is stopped, writes)
   uint64_t request;  // a return site for the tracer, while kRequestSignal is on its way
   uint64_t reserved;
@@ -212,6 +331,8 @@ struct AgentProbeCounters {
 };
 
 struct AgentReturnState {
+  uint64_t goroutine_frames;   // nonzero: a Go program, frames per goroutine (the tracer sets it)
+  uint64_t reserved;
   uint64_t sites[kSiteSlots];  // return site address (| kSiteFlags); 0 = empty
   uint64_t pending[kPendingSlots];  // return sites asked for without the signal; 0 = empty
   AgentProbeCounters counters[kMaxProbes];

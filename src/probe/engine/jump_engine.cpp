@@ -27,9 +27,12 @@ constexpr uint64_t kRingBytes = uint64_t{8} << 20;
 constexpr uint64_t kCodeAreaBytes = uint64_t{1} << 20;
 constexpr size_t kRingHeaderBytes = sizeof(AgentRingHeader);
 constexpr uint64_t kPage = 4096;
-// The ring, then the return probes' state, in one mapping.
+// The ring, then the return probes' state, then the agent's stacks, in one mapping (the
+// stacks' pages are only backed once a hit runs on them).
 constexpr uint64_t kReturnsOffset = (kRingHeaderBytes + kRingBytes + kPage - 1) & ~(kPage - 1);
-constexpr uint64_t kMappingBytes = kReturnsOffset + ((sizeof(agent::AgentReturnState) + kPage - 1) & ~(kPage - 1));
+constexpr uint64_t kStacksOffset = kReturnsOffset + ((sizeof(agent::AgentReturnState) + kPage - 1) & ~(kPage - 1));
+constexpr uint64_t kStacksBytes = uint64_t{agent::kAgentStacks} * agent::kAgentStackBytes;
+constexpr uint64_t kMappingBytes = kStacksOffset + kStacksBytes;
 
 uint64_t monotonic_ns() {
   timespec ts{};
@@ -53,6 +56,14 @@ struct JumpEngine::Probe {
   uint64_t missed_by_tracer = 0;  // not reported yet
   uint64_t released = 0;          // frames the tracer popped (AgentProbeCounters::released)
   uint64_t filtered_seen = 0;     // the agent's filtered count at the last look
+  uint64_t aggregated_seen = 0;   // the agent's aggregated count at the last look
+  struct Table {
+    uint64_t address = 0;
+    AgentTableReader reader;
+    bool failed = false;
+  };
+  std::vector<Table> tables;      // one per spec.agent_aggregations
+  bool aggregating = false;       // the descriptor carries the aggregations
 };
 
 struct JumpEngine::ReturnSite {
@@ -102,17 +113,43 @@ Status JumpEngine::map_ring(pid_t tid) {
   header.pid = static_cast<uint64_t>(own_pid);
   in_pid_namespace_ = own_pid != process_.pid();
   const uint64_t address = *mapped;
+  header.stacks = address + kStacksOffset;
   if (auto written = process_.write(address, std::span(reinterpret_cast<const uint8_t*>(&header), kRingHeaderBytes)); !written)
     return written;
   ring_ = address;
   write_readable_ranges();
   returns_ = address + kReturnsOffset;
+  write_goroutine_frames();
   site_table_.assign(agent::kSiteSlots, 0);
   AgentRingReader::Io io;
   io.read = [this](uint64_t at, std::span<uint8_t> out) { return static_cast<bool>(process_.read(at, out)); };
   io.write = [this](uint64_t at, std::span<const uint8_t> bytes) { return static_cast<bool>(process_.write(at, bytes)); };
   ring_reader_ = std::make_unique<AgentRingReader>(std::move(io), address, kRingBytes);
   return {};
+}
+
+void JumpEngine::set_goroutine_frames(bool on) {
+  goroutine_frames_ = on;
+  write_goroutine_frames();
+}
+
+void JumpEngine::write_goroutine_frames() {
+  if (returns_ == 0) return;
+  const uint64_t flag = goroutine_frames_ ? 1 : 0;
+  (void)process_.write(returns_ + offsetof(agent::AgentReturnState, goroutine_frames),
+                       std::span(reinterpret_cast<const uint8_t*>(&flag), 8));
+}
+
+bool JumpEngine::on_agent_stack(uint64_t sp) const {
+  return ring_ != 0 && sp >= ring_ + kStacksOffset && sp <= ring_ + kStacksOffset + kStacksBytes;
+}
+
+agent::FrameOwner JumpEngine::frame_owner(pid_t tid, const target::Registers& registers) {
+  return agent::frame_owner(goroutine_frames_, seen_tid(tid), registers.sp(), registers.goroutine(),
+                            [this](uint64_t address, uint64_t* words, uint32_t count) {
+                              return static_cast<bool>(process_.read(
+                                  address, std::span(reinterpret_cast<uint8_t*>(words), size_t{count} * 8)));
+                            });
 }
 
 void JumpEngine::set_readable_ranges(std::vector<std::pair<uint64_t, uint64_t>> ranges) {
@@ -260,9 +297,13 @@ Status JumpEngine::plant(JumpProbeSpec spec, const arch::JumpPlan& patch) {
   if (ring_ == 0)
     if (auto mapped = map_ring(tid); !mapped) return mapped;
   const auto index = static_cast<uint32_t>(probes_.size());
+  auto tables = map_aggregation_tables(spec, tid);
+  if (!tables) return tables.error();
+  const std::vector<uint8_t> aggregations =
+      tables->empty() ? std::vector<uint8_t>{} : agent_aggregations_block(spec.agent_aggregations, *tables);
   const std::vector<uint8_t> descriptor = agent_probe_descriptor(
       ring_, index, spec.capture, spec.is_return ? returns_ : 0, spec.max_active ? spec.max_active : kDefaultMaxActive,
-      spec.agent_filter);
+      spec.agent_filter, aggregations);
   std::vector<uint64_t> shared;
   for (const Probe* other : sharing) shared.push_back(other->descriptor);
   auto placed = place_trampoline(patch, descriptor, shared, tid);
@@ -278,9 +319,78 @@ Status JumpEngine::plant(JumpProbeSpec spec, const arch::JumpPlan& patch) {
   probe->descriptor = placed->descriptor;
   probe->planted = true;
   probe->index = index;
+  for (size_t a = 0; a < tables->size(); ++a) {
+    std::vector<uint8_t> folds;
+    for (const agent::AgentAggValue& value : probe->spec.agent_aggregations[a].values) folds.push_back(value.fold);
+    probe->tables.push_back(Probe::Table{(*tables)[a], AgentTableReader(probe->spec.agent_aggregations[a].max_entries, folds)});
+  }
+  probe->aggregating = !tables->empty();
   probes_.push_back(std::move(probe));
   if (sharing.empty()) supervisor_.patches().claim(*this, patch.address, patch.address + patch.length);
   return {};
+}
+
+Result<std::vector<uint64_t>> JumpEngine::map_aggregation_tables(const JumpProbeSpec& spec, pid_t tid) {
+  std::vector<uint64_t> tables;
+  if (spec.agent_aggregations.size() > agent::kMaxAggregations) return tables;  // the tracer aggregates
+  for (const AgentAggregationSpec& aggregation : spec.agent_aggregations) {
+    const uint32_t entries = aggregation.max_entries;
+    if (entries == 0 || entries > agent::kMaxAggEntries || (entries & (entries - 1)) != 0)
+      return make_error(fmt::format("an aggregation table of {} entries", entries));
+    const uint64_t bytes = align_up(agent::agg_table_bytes(entries), kPage);
+    auto mapped = process_.remote_mmap_near(tid, ring_, bytes, PROT_READ | PROT_WRITE, uint64_t{1} << 46);
+    if (!mapped) return make_error(fmt::format("cannot map an aggregation table: {}", mapped.error().message));
+    const agent::AgentAggTableHeader header = agent_table_header(entries, ticks_per_ns_);
+    if (auto written = process_.write(*mapped, std::span(reinterpret_cast<const uint8_t*>(&header), sizeof header)); !written)
+      return written.error();
+    tables.push_back(*mapped);
+  }
+  return tables;
+}
+
+void JumpEngine::switch_off_aggregations(Probe& probe) {
+  if (!probe.aggregating || probe.descriptor == 0) return;
+  probe.aggregating = false;
+  const uint32_t none = 0;
+  // One aligned word: a thread reading the descriptor sees the aggregations or none.
+  (void)process_.write(probe.descriptor + offsetof(agent::AgentProbe, aggregation_offset),
+                       std::span(reinterpret_cast<const uint8_t*>(&none), 4));
+}
+
+void JumpEngine::collect_aggregations() {
+  if (!process_.alive()) return;
+  for (const auto& probe : probes_) {
+    for (size_t a = 0; a < probe->tables.size(); ++a) {
+      Probe::Table& table = probe->tables[a];
+      if (table.failed) continue;
+      agent::AgentAggTableHeader header{};
+      if (!process_.read(table.address, std::span(reinterpret_cast<uint8_t*>(&header), sizeof header))) continue;
+      const uint64_t count = table.reader.entries_to_read(header);
+      std::vector<uint8_t> first(count * sizeof(agent::AgentAggEntry)), second(first.size());
+      const uint64_t entries_at = table.address + agent::agg_entries_offset(table.reader.max_entries());
+      if (count != 0 && (!process_.read(entries_at, first) || !process_.read(entries_at, second))) continue;
+      auto update = table.reader.update(header, first, second);
+      if (!update) {
+        table.failed = true;
+        switch_off_aggregations(*probe);
+        if (probe->spec.on_aggregation_failed) probe->spec.on_aggregation_failed(update.error().message);
+        continue;
+      }
+      if ((!update->entries.empty() || update->dropped != 0) && probe->spec.on_aggregated) probe->spec.on_aggregated(a, *update);
+    }
+  }
+}
+
+void JumpEngine::write_clock_mult() {
+  const uint64_t mult = agent_clock_mult(ticks_per_ns_);
+  // Rewritten when the rate moved by more than a millionth: a word per table.
+  const uint64_t moved = mult > clock_mult_written_ ? mult - clock_mult_written_ : clock_mult_written_ - mult;
+  if (moved <= mult / 1000000) return;
+  clock_mult_written_ = mult;
+  for (const auto& probe : probes_)
+    for (const Probe::Table& table : probe->tables)
+      (void)process_.write(table.address + offsetof(agent::AgentAggTableHeader, clock_mult),
+                           std::span(reinterpret_cast<const uint8_t*>(&mult), 8));
 }
 
 bool JumpEngine::clashes(const arch::JumpPlan& plan) const {
@@ -306,8 +416,10 @@ void JumpEngine::drain() {
   } reset{draining_};
   const uint64_t ticks_now = arch_.read_clock();
   const uint64_t ns_now = monotonic_ns();
-  if (ns_now - ns_origin_ > 100000000)
+  if (ns_now - ns_origin_ > 100000000) {
     ticks_per_ns_ = static_cast<double>(ticks_now - clock_origin_) / static_cast<double>(ns_now - ns_origin_);
+    write_clock_mult();
+  }
   ring_reader_->drain(
       static_cast<uint32_t>(probes_.size()),
       [&](uint32_t index, std::span<const uint8_t> bytes) {
@@ -357,6 +469,7 @@ bool JumpEngine::on_own_signal(target::Process& space, pid_t tid, int signal) {
 
 void JumpEngine::on_thread_exiting(pid_t tid) {
   drain();  // what the thread recorded, before its memory goes
+  collect_aggregations();
   thread_exited(tid);
 }
 
@@ -366,6 +479,8 @@ void JumpEngine::clean_forked_child(target::Process& child) {
 }
 
 void JumpEngine::on_exec() {
+  // The tables went with the old image (read before its exec calls, see collect_aggregations()).
+  for (auto& probe : probes_) probe->tables.clear();
   finish();  // what the old image recorded before its exec
   forget_all();
 }
@@ -373,11 +488,13 @@ void JumpEngine::on_exec() {
 Status JumpEngine::remove_patches() {
   if (!process_.alive()) return {};
   drain();
+  collect_aggregations();
   return restore_in(process_);
 }
 
 void JumpEngine::finish() {
   drain();
+  collect_aggregations();
   collect_counters();
   if (!ring_reader_) return;
   ring_reader_->abandon_unfinished([&](uint32_t index, uint64_t count) {
@@ -405,10 +522,11 @@ Status JumpEngine::restore_in(target::Process& process) {
     collect_counters();
   }
   // The ring's pages go back to the kernel: a detach must not leave megabytes behind. Its
-  // header reads as zeros then, so a thread still inside a trampoline records nothing.
+  // header reads as zeros then, so a thread still inside a trampoline records nothing. The
+  // agent's stacks stay: a thread may still be running on one.
   if (ring_ != 0) {
     if (const pid_t tid = process.thread_for_remote_call(); tid != 0) {
-      const uint64_t args[] = {ring_, kMappingBytes, MADV_DONTNEED};
+      const uint64_t args[] = {ring_, kStacksOffset, MADV_DONTNEED};
       // Giving the ring's pages back is a courtesy: if it fails they stay, unused.
       (void)process.remote_syscall(tid, SYS_madvise, args);
     }
@@ -443,13 +561,15 @@ uint64_t JumpEngine::thread_address(uint32_t slot) const {
 
 std::optional<uint32_t> JumpEngine::thread_slot(uint64_t seen) {
   if (returns_ == 0) return std::nullopt;
-  if (auto cached = thread_slots_.find(seen); cached != thread_slots_.end()) return cached->second;
+  // A goroutine's slot is given back by the agent when its frames are over: never cached.
+  const bool cache = (seen & agent::kGoroutineKey) == 0;
+  if (auto cached = thread_slots_.find(seen); cache && cached != thread_slots_.end()) return cached->second;
   uint32_t at = agent::thread_slot_hash(seen);
   for (uint32_t n = 0; n < agent::kThreadSlots; ++n, at = (at + 1) & (agent::kThreadSlots - 1)) {
     uint64_t owner = 0;
     if (!process_.read(thread_address(at), std::span(reinterpret_cast<uint8_t*>(&owner), 8))) return std::nullopt;
     if (owner == seen) {
-      thread_slots_[seen] = at;
+      if (cache) thread_slots_[seen] = at;
       return at;
     }
     if (owner == 0) return std::nullopt;
@@ -618,14 +738,15 @@ void JumpEngine::write_depth(uint32_t slot, uint64_t depth) {
 }
 
 void JumpEngine::return_trapped(const HitContext& context) {
-  auto slot = thread_slot(seen_tid(context.tid));
+  const agent::FrameOwner owner = frame_owner(context.tid, context.registers);
+  auto slot = thread_slot(owner.key);
   if (!slot) return;
   auto thread = read_thread(*slot);
   if (!thread) return;
   const uint64_t depth_before = thread->depth;
   std::vector<agent::AgentFrame> popped;
   agent::AgentFrame returning{};
-  const bool returns = agent::pop_returning_frame(*thread, context.registers.sp(), context.address, returning,
+  const bool returns = agent::pop_returning_frame(*thread, owner.sp, context.address, returning,
                                                   [&](const agent::AgentFrame& frame) { popped.push_back(frame); });
   if (thread->depth == depth_before) return;
   write_depth(*slot, thread->depth);
@@ -643,8 +764,10 @@ void JumpEngine::release_finished_frames() {
     auto slot = thread_slot(seen_tid(tid));
     if (!slot) continue;
     auto registers = process_.get_registers(tid);
+    // A thread inside the agent is on an agent stack: its stack pointer says nothing of its frames.
+    if (!registers || on_agent_stack(registers->sp())) continue;
     auto thread = read_thread(*slot);
-    if (!registers || !thread) continue;
+    if (!thread) continue;
     // Frames entered below the stack pointer are over: the thread is back in a caller.
     std::vector<agent::AgentFrame> over;
     agent::discard_frames_at_or_below(*thread, registers->sp() - 1, [&](const agent::AgentFrame& frame) { over.push_back(frame); });
@@ -676,6 +799,7 @@ uint64_t JumpEngine::clock_now() const { return arch_.read_clock(); }
 void JumpEngine::clear_agent_filters() {
   const uint32_t none = 0;
   for (const auto& probe : probes_) {
+    switch_off_aggregations(*probe);
     if (probe->spec.agent_filter.empty() || probe->descriptor == 0) continue;
     // One aligned word: a thread reading the descriptor sees the filter or none.
     (void)process_.write(probe->descriptor + offsetof(agent::AgentProbe, filter_offset),
@@ -692,6 +816,15 @@ void JumpEngine::collect_filtered() {
                         std::span(reinterpret_cast<uint8_t*>(&filtered), 8));
     if (filtered > probe->filtered_seen && probe->spec.on_filtered) probe->spec.on_filtered(filtered - probe->filtered_seen);
     probe->filtered_seen = std::max(filtered, probe->filtered_seen);
+  }
+  for (const auto& probe : probes_) {
+    if (probe->tables.empty()) continue;
+    uint64_t aggregated = probe->aggregated_seen;
+    (void)process_.read(ring_ + offsetof(AgentRingHeader, aggregated) + probe->index * 8,
+                        std::span(reinterpret_cast<uint8_t*>(&aggregated), 8));
+    if (aggregated > probe->aggregated_seen && probe->spec.on_aggregated_hits)
+      probe->spec.on_aggregated_hits(aggregated - probe->aggregated_seen);
+    probe->aggregated_seen = std::max(aggregated, probe->aggregated_seen);
   }
 }
 

@@ -34,6 +34,8 @@
 #include <vector>
 
 #include "arch/jump_arch.h"
+#include "probe/agent/return_frames.h"
+#include "probe/agent_aggregation.h"
 #include "probe/agent_capture.h"
 #include "probe/agent_ring_reader.h"
 #include "probe/engine/code_areas.h"
@@ -60,6 +62,16 @@ struct JumpProbeSpec {
   // none: hits it proves false write no record, and are reported here (by finish()).
   std::vector<uint8_t> agent_filter;
   std::function<void(uint64_t count)> on_filtered;
+  // Aggregations the agent computes (probe/agent_aggregation.h): each gets a table in the
+  // process, and a hit the agent folds into them writes no record. What the tables gained is
+  // reported through on_aggregated (collect_aggregations()); a table found corrupt is reported
+  // through on_aggregation_failed once, and the agent's aggregation of the probe is switched
+  // off: its hits are records again, for the tracer to aggregate.
+  std::vector<AgentAggregationSpec> agent_aggregations;
+  std::function<void(size_t aggregation, const AggregationUpdate& update)> on_aggregated;
+  std::function<void(const std::string& why)> on_aggregation_failed;
+  // Hits the agent folded into the tables (they made no record), reported with the filtered.
+  std::function<void(uint64_t count)> on_aggregated_hits;
 
   // Return probes: the record is made at the return (AgentRecord::return_address, saved).
   bool is_return = false;
@@ -108,8 +120,12 @@ class JumpEngine final : public supervisor::Participant {
   // The agent's clock (AgentRecord::tsc, an entry clock saved for latency) and its rate.
   uint64_t clock_now() const;
   double ticks_per_ns() const { return ticks_per_ns_; }
-  // The agent stops filtering (the probes' filters changed: the tracer filters alone).
+  // The agent stops filtering and aggregating (the probes' filters changed: the tracer filters
+  // and aggregates alone).
   void clear_agent_filters();
+  // Reads the agent's aggregation tables: what they gained since the last call goes to each
+  // probe's on_aggregated. Also done before a thread exits and at finish().
+  void collect_aggregations();
   // Records read from the agent's ring so far (every probe, every process image).
   uint64_t records_read() const { return records_read_; }
   // Return sites the agent asked for without the request signal (see agent_abi.h): read on the
@@ -122,6 +138,8 @@ class JumpEngine final : public supervisor::Participant {
   // that stay mapped and readable for the rest of the process's life. At most
   // agent::kReadableRanges are used.
   void set_readable_ranges(std::vector<std::pair<uint64_t, uint64_t>> ranges);
+  // A Go program: return probes keep their frames per goroutine (agent::kGoroutineKey).
+  void set_goroutine_frames(bool on);
   // A thread stopped on the breakpoint that watches the return site `context.address`.
   void return_trapped(const HitContext& context);
   // The thread is gone: its frame stack in the process is freed.
@@ -197,6 +215,10 @@ class JumpEngine final : public supervisor::Participant {
   // Every thread stopped: frames entered below a thread's stack pointer are over.
   void release_finished_frames();
   Status map_ring(pid_t tid);
+  // The tables of the probe's agent_aggregations, mapped and their headers written.
+  Result<std::vector<uint64_t>> map_aggregation_tables(const JumpProbeSpec& spec, pid_t tid);
+  void switch_off_aggregations(Probe& probe);
+  void write_clock_mult();
   Result<uint64_t> allocate_code(uint64_t near, uint64_t bytes, pid_t tid);
   uint64_t clock_to_ns(uint64_t ticks, uint64_t ticks_now, uint64_t ns_now) const;
   // Our name for a thread the agent named from inside a pid namespace.
@@ -215,6 +237,7 @@ class JumpEngine final : public supervisor::Participant {
   // start and the latest drain's.
   uint64_t clock_origin_ = 0, ns_origin_ = 0;
   double ticks_per_ns_ = 0;
+  uint64_t clock_mult_written_ = 0;  // the tables' AgentAggTableHeader::clock_mult
   bool draining_ = false;
   bool in_pid_namespace_ = false;
   unsigned drain_interval_ms_ = 8;
@@ -224,7 +247,13 @@ class JumpEngine final : public supervisor::Participant {
   std::vector<uint64_t> site_table_;                       // our copy of AgentReturnState::sites
   std::map<uint64_t, uint32_t> thread_slots_;              // seen tid -> AgentReturnState slot
   std::vector<std::pair<uint64_t, uint64_t>> readable_;
+  bool goroutine_frames_ = false;
   void write_readable_ranges();
+  void write_goroutine_frames();
+  // Whether `sp` lies on one of the agent's stacks (the thread is inside the agent).
+  bool on_agent_stack(uint64_t sp) const;
+  // The frame stack (agent::frame_owner) of the thread `tid` stopped with `registers`.
+  agent::FrameOwner frame_owner(pid_t tid, const target::Registers& registers);
 };
 
 }  // namespace xprobe::probe::engine

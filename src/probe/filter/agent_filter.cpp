@@ -5,9 +5,7 @@
 #include "probe/agent/agent_abi.h"
 
 namespace xprobe::probe::filter {
-namespace {
 
-// Where the agent finds the argument's value: what the last instruction of its program stores.
 agent::AgentFilterSource argument_source(const FilterField& field, const ProbeFetchPlan& plan) {
   if (field.argument >= plan.arguments.size() || field.argument >= agent::kMaxFilterArguments) return agent::kFilterUnknown;
   const FetchProgram& program = plan.arguments[field.argument];
@@ -20,8 +18,6 @@ agent::AgentFilterSource argument_source(const FilterField& field, const ProbeFe
     default: return agent::kFilterUnknown;
   }
 }
-
-}  // namespace
 
 std::vector<uint8_t> compile_agent_filter(const EventFilter& filter, const ProbeFetchPlan& plan, uint64_t probe_address) {
   if (filter.predicates().size() > agent::kMaxFilterTerms || filter.program().size() > agent::kMaxFilterSteps) return {};

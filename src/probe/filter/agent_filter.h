@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "probe/agent/agent_abi.h"
 #include "probe/fetch_program.h"
 #include "probe/filter/event_filter.h"
 
@@ -18,6 +19,10 @@ namespace xprobe::probe::filter {
 // Empty when no term could be decided in the agent (nothing would be saved) or the filter is
 // too big for it (agent::kMaxFilterTerms): the tracer alone filters then.
 // `probe_address`: the probed address (entry) or the function's (return).
+// Where the agent finds an argument field's value: what the last instruction of its program
+// stores (its value, a number it read, a string), or kFilterUnknown.
+agent::AgentFilterSource argument_source(const FilterField& field, const ProbeFetchPlan& plan);
+
 std::vector<uint8_t> compile_agent_filter(const EventFilter& filter, const ProbeFetchPlan& plan, uint64_t probe_address);
 
 }  // namespace xprobe::probe::filter

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <charconv>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -29,6 +30,8 @@ const char* modifier_suffix(const HistField& field) {
     case HistField::Modifier::Execname: return ".execname";
     case HistField::Modifier::Log2: return ".log2";
     case HistField::Modifier::Buckets: return ".buckets";
+    case HistField::Modifier::Percent: return ".percent";
+    case HistField::Modifier::Graph: return ".graph";
     case HistField::Modifier::None: return "";
   }
   return "";
@@ -65,6 +68,10 @@ Result<HistField> parse_field(std::string_view text, const std::vector<FilterFie
     out.modifier = HistField::Modifier::Execname;
   } else if (is_key && modifier == "log2") {
     out.modifier = HistField::Modifier::Log2;
+  } else if (!is_key && modifier == "percent") {
+    out.modifier = HistField::Modifier::Percent;
+  } else if (!is_key && modifier == "graph") {
+    out.modifier = HistField::Modifier::Graph;
   } else if (is_key && modifier.starts_with("buckets=")) {
     const auto buckets = number_in(modifier.substr(8));
     if (!buckets || *buckets == 0) return make_error(fmt::format("'{}': Invalid bucket size: {}", trigger, text));
@@ -90,14 +97,34 @@ uint64_t ilog2_roundup(uint64_t value) {
 std::string HistSpec::describe() const {
   std::string out = "hist:keys=";
   for (size_t i = 0; i < keys.size(); ++i) out += (i ? "," : "") + field_text(keys[i]);
-  out += ":vals=hitcount";
-  for (const HistField& value : vals) out += "," + field_text(value);
+  out += ":vals=";
+  bool listed = !no_hitcount;
+  if (!no_hitcount) out += "hitcount";
+  for (const HistField& value : vals) {
+    out += (listed ? "," : "") + field_text(value);
+    listed = true;
+  }
   out += ":sort=";
   for (size_t i = 0; i < sort.size(); ++i) out += (i ? "," : "") + sort[i].name + (sort[i].descending ? ".descending" : "");
   out += fmt::format(":size={}", std::bit_ceil(size));
+  if (no_hitcount) out += ":nohitcount";
   if (!filter.empty()) out += " if " + filter;
   out += paused ? " [paused]" : " [active]";
   return out;
+}
+
+bool HistSpec::same_trigger(const HistSpec& other) const {
+  auto same_fields = [](const std::vector<HistField>& a, const std::vector<HistField>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (a[i].name != b[i].name || a[i].modifier != b[i].modifier || a[i].buckets != b[i].buckets) return false;
+    return true;
+  };
+  if (!same_fields(keys, other.keys) || !same_fields(vals, other.vals) || filter != other.filter) return false;
+  if (sort.size() != other.sort.size()) return false;
+  for (size_t i = 0; i < sort.size(); ++i)
+    if (sort[i].name != other.sort[i].name || sort[i].descending != other.sort[i].descending) return false;
+  return true;
 }
 
 Result<HistSpec> parse_hist_trigger(std::string_view text, const EventDescription& event) {
@@ -124,6 +151,10 @@ Result<HistSpec> parse_hist_trigger(std::string_view text, const EventDescriptio
     } else if (key == "vals" || key == "values") {
       for (std::string_view name : split(value, ',')) {
         if (name == "hitcount") continue;
+        if (name == "hitcount.percent" || name == "hitcount.graph") {
+          spec.hitcount_modifier = name.ends_with("percent") ? HistField::Modifier::Percent : HistField::Modifier::Graph;
+          continue;
+        }
         auto field = parse_field(name, fields, false, whole);
         if (!field) return field.error();
         spec.vals.push_back(std::move(*field));
@@ -150,14 +181,21 @@ Result<HistSpec> parse_hist_trigger(std::string_view text, const EventDescriptio
       spec.size = static_cast<unsigned>(*size);
     } else if (part == "pause" || part == "paused") {
       spec.paused = true;
-    } else if (part == "cont" || part == "continue" || part == "clear") {
-      // Commands to an existing trigger: a new one starts active and empty.
+      spec.command = HistSpec::Command::Pause;
+    } else if (part == "cont" || part == "continue") {
+      spec.command = HistSpec::Command::Cont;
+    } else if (part == "clear") {
+      spec.command = HistSpec::Command::Clear;
+    } else if (part == "nohitcount" || part == "NOHC") {
+      spec.no_hitcount = true;
     } else if (key == "name") {
     } else {
       return make_error(fmt::format("'{}': Unknown hist parameter: {}", whole, part));
     }
   }
   if (spec.keys.empty()) return make_error(fmt::format("'{}': No keys given (hist:keys=FIELD)", whole));
+  if (spec.no_hitcount && spec.vals.empty())
+    return make_error(fmt::format("'{}': Non-hitcount value is required for 'nohitcount'", whole));
   if (spec.sort.empty()) spec.sort.push_back({"hitcount", false});
   if (!spec.filter.empty()) {
     auto filter = probe::filter::parse_event_filter(spec.filter, fields);
@@ -210,6 +248,42 @@ void HistTable::add(const EventRecord& record, bool is_return) {
     found->second.sums[i] += probe::filter::field_value(spec_.vals[i].field, inputs).number;
 }
 
+void HistTable::add_aggregated(const probe::AggregationUpdate& update) {
+  dropped_ += update.dropped;
+  for (const probe::AggregatedEntry& aggregated : update.entries) {
+    std::vector<KeyPart> key;
+    size_t word = 0;
+    for (const HistField& field : spec_.keys) {
+      KeyPart part;
+      if (field.field.is_string) {
+        char text[agent::kAggStringBytes + 1] = {};
+        std::memcpy(text, &aggregated.key[word], agent::kAggStringBytes);
+        part.text = text;
+        word += agent::kAggStringBytes / 8;
+      } else {
+        part.number = word < agent::kAggKeyWords ? aggregated.key[word] : 0;
+        ++word;
+      }
+      key.push_back(std::move(part));
+    }
+    auto found = entries_.find(key);
+    if (found == entries_.end()) {
+      // Records the tracer aggregated may have taken the room first.
+      if (entries_.size() >= std::bit_ceil(spec_.size)) {
+        dropped_ += aggregated.hitcount;
+        continue;
+      }
+      Entry entry;
+      entry.sums.assign(spec_.vals.size(), 0);
+      entry.execnames.assign(spec_.keys.size(), std::string());
+      found = entries_.emplace(std::move(key), std::move(entry)).first;
+    }
+    hits_ += aggregated.hitcount;
+    found->second.hitcount += aggregated.hitcount;
+    for (size_t i = 0; i < spec_.vals.size() && i < agent::kMaxAggValues; ++i) found->second.sums[i] += aggregated.values[i];
+  }
+}
+
 std::string HistTable::format(const Symbolize& symbolize) const {
   std::string out = "# event histogram\n#\n# trigger info: " + spec_.describe() + "\n#\n\n";
   using Item = std::pair<const std::vector<KeyPart>*, const Entry*>;
@@ -232,6 +306,39 @@ std::string HistTable::format(const Symbolize& symbolize) const {
     }
     return false;  // equal on every sort key: in key order
   });
+  // .percent and .graph are against the total and the largest of each value (0: hitcount).
+  std::vector<uint64_t> totals(spec_.vals.size() + 1, 0), largest(spec_.vals.size() + 1, 0);
+  for (const Item& item : items) {
+    for (size_t i = 0; i <= spec_.vals.size(); ++i) {
+      const uint64_t value = i == 0 ? item.second->hitcount : item.second->sums[i - 1];
+      totals[i] += value;
+      largest[i] = std::max(largest[i], value);
+    }
+  }
+  // The kernel's __get_percentage(): hundredths of a percent, UINT_MAX for an error.
+  auto percentage = [](uint64_t value, uint64_t total) -> uint64_t {
+    if (total == 0) return value != 0 ? UINT32_MAX : 0;
+    if (value < UINT64_MAX / 10000) return value * 10000 / total;
+    total /= 10000;
+    if (total == 0) return value != 0 ? UINT32_MAX : 0;
+    return value / total;
+  };
+  auto value_text = [&](const std::string& name, HistField::Modifier modifier, uint64_t value, size_t index) {
+    switch (modifier) {
+      case HistField::Modifier::Percent: {
+        const uint64_t pc = percentage(value, totals[index]);
+        if (pc == UINT32_MAX) return fmt::format(" {} (%):[ERROR]", name);
+        return fmt::format(" {} (%): {:>3}.{:02}", name, pc / 100, pc % 100);
+      }
+      case HistField::Modifier::Graph: {
+        const uint64_t pc = percentage(value, largest[index]);
+        if (pc == UINT32_MAX) return fmt::format(" {}: {:>20}", name, "[ERROR]");
+        return fmt::format(" {}: {:<20}", name, std::string(std::min<uint64_t>(20, pc * 20 / 10000), '#'));
+      }
+      case HistField::Modifier::Hex: return fmt::format(" {}: {:>10x}", name, value);
+      default: return fmt::format(" {}: {:>10}", name, value);
+    }
+  };
   for (const Item& item : items) {
     std::string line = "{ ";
     for (size_t i = 0; i < spec_.keys.size(); ++i) {
@@ -257,16 +364,15 @@ std::string HistTable::format(const Symbolize& symbolize) const {
         case HistField::Modifier::Buckets:
           line += fmt::format("{}: ~ {}-{}", field.name, part.number, part.number + field.buckets - 1);
           break;
+        case HistField::Modifier::Percent:  // values only
+        case HistField::Modifier::Graph:
         case HistField::Modifier::None: line += fmt::format("{}: {:>10}", field.name, part.number); break;
       }
     }
-    line += fmt::format(" }} hitcount: {:>10}", item.second->hitcount);
-    for (size_t i = 0; i < spec_.vals.size(); ++i) {
-      if (spec_.vals[i].modifier == HistField::Modifier::Hex)
-        line += fmt::format("  {}: {:>10x}", spec_.vals[i].name, item.second->sums[i]);
-      else
-        line += fmt::format("  {}: {:>10}", spec_.vals[i].name, item.second->sums[i]);
-    }
+    line += " }";
+    if (!spec_.no_hitcount) line += value_text("hitcount", spec_.hitcount_modifier, item.second->hitcount, 0);
+    for (size_t i = 0; i < spec_.vals.size(); ++i)
+      line += " " + value_text(spec_.vals[i].name, spec_.vals[i].modifier, item.second->sums[i], i + 1);
     out += line + "\n";
   }
   out += fmt::format("\nTotals:\n    Hits: {}\n    Entries: {}\n    Dropped: {}\n", hits_, entries_.size(), dropped_);

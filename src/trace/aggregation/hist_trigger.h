@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "probe/agent_aggregation.h"
 #include "probe/filter/event_filter.h"
 #include "support/result.h"
 #include "trace/event_record.h"
@@ -20,7 +21,7 @@
 namespace xprobe::trace {
 
 struct HistField {
-  enum class Modifier : uint8_t { None, Hex, Sym, SymOffset, Execname, Log2, Buckets };
+  enum class Modifier : uint8_t { None, Hex, Sym, SymOffset, Execname, Log2, Buckets, Percent, Graph };  // the last two: values
   std::string name;
   Modifier modifier = Modifier::None;
   uint64_t buckets = 0;  // Modifier::Buckets
@@ -35,9 +36,17 @@ struct HistSortKey {
 struct HistSpec {
   std::vector<HistField> keys;
   std::vector<HistField> vals;  // besides hitcount
+  HistField::Modifier hitcount_modifier = HistField::Modifier::None;  // hitcount.percent, hitcount.graph
+  bool no_hitcount = false;  // :nohitcount (at least one other value then)
   std::vector<HistSortKey> sort;  // default: hitcount, ascending
   unsigned size = 2048;           // entries at most (rounded up to a power of two)
   bool paused = false;
+  // :pause, :cont and :clear act on an existing trigger with the same keys, values, sort and
+  // filter (the kernel's hist_register_trigger()); a new trigger with :pause starts paused, and
+  // :cont or :clear without an existing one is refused.
+  enum class Command : uint8_t { None, Pause, Cont, Clear };
+  Command command = Command::None;
+  bool same_trigger(const HistSpec& other) const;
   std::string filter;  // "if EXPR" after the trigger, as the kernel writes it
   // The trigger as the kernel prints it on its "trigger info" line.
   std::string describe() const;
@@ -54,7 +63,10 @@ class HistTable {
   HistTable(HistSpec spec, const EventDescription& event);
   const HistSpec& spec() const { return spec_; }
   void add(const EventRecord& record, bool is_return);
+  // What the agent's table of this trigger gained (trace/aggregation/agent_aggregation.h).
+  void add_aggregated(const probe::AggregationUpdate& update);
   void clear();
+  void set_paused(bool paused) { spec_.paused = paused; }
   // "# event histogram" ... "Totals:" as the kernel's events/GRP/EVENT/hist shows it.
   std::string format(const Symbolize& symbolize) const;
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <charconv>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -130,6 +131,29 @@ Result<SummarySpec> parse_summary(SummaryKind kind, std::string_view text, const
   return spec;
 }
 
+int Summary::bucket_of(int64_t value, uint64_t latency_ns) const {
+  switch (spec_.kind) {
+    case SummaryKind::Hist: return log2_bucket(value);
+    case SummaryKind::Lhist: {
+      const int64_t buckets = (spec_.max - spec_.min) / spec_.step;
+      if (value < spec_.min) return 0;
+      if (value >= spec_.max) return static_cast<int>(buckets) + 1;
+      return static_cast<int>((value - spec_.min) / spec_.step) + 1;
+    }
+    case SummaryKind::Latency: return funclatency_bucket(latency_ns);
+    default: return 0;
+  }
+}
+
+void Summary::fold(Entry& entry, int bucket, uint64_t count, int64_t sum, int64_t min, int64_t max) {
+  if (entry.count == 0 || min < entry.min) entry.min = min;
+  if (entry.count == 0 || max > entry.max) entry.max = max;
+  entry.count += static_cast<int64_t>(count);
+  entry.sum += sum;
+  if (spec_.kind == SummaryKind::Hist || spec_.kind == SummaryKind::Lhist || spec_.kind == SummaryKind::Latency)
+    entry.buckets[bucket] += count;
+}
+
 void Summary::add(const EventRecord& record, bool is_return, uint64_t latency_ns) {
   const probe::filter::FilterInputs inputs = inputs_of(record, is_return);
   Key key;
@@ -138,27 +162,33 @@ void Summary::add(const EventRecord& record, bool is_return, uint64_t latency_ns
     if (value.is_string) key.text = std::string(value.text);
     else key.number = signed_value(*spec_.key, value.number);
   }
-  Entry& entry = entries_[key];
   int64_t value = 0;
   if (spec_.field) value = signed_value(*spec_.field, probe::filter::field_value(*spec_.field, inputs).number);
   if (spec_.kind == SummaryKind::Latency) value = static_cast<int64_t>(latency_ns);
-  if (entry.count == 0 || value < entry.min) entry.min = value;
-  if (entry.count == 0 || value > entry.max) entry.max = value;
-  ++entry.count;
-  entry.sum += value;
-  switch (spec_.kind) {
-    case SummaryKind::Hist: ++entry.buckets[log2_bucket(value)]; break;
-    case SummaryKind::Lhist: {
-      const int64_t buckets = (spec_.max - spec_.min) / spec_.step;
-      int index = 0;
-      if (value < spec_.min) index = 0;
-      else if (value >= spec_.max) index = static_cast<int>(buckets) + 1;
-      else index = static_cast<int>((value - spec_.min) / spec_.step) + 1;
-      ++entry.buckets[index];
-      break;
+  fold(entries_[key], bucket_of(value, latency_ns), 1, value, value, value);
+}
+
+void Summary::add_aggregated(const probe::AggregationUpdate& update) {
+  dropped_ += update.dropped;
+  for (const probe::AggregatedEntry& aggregated : update.entries) {
+    // The key words: the key (a number, or a string's words), then the bucket.
+    Key key;
+    size_t word = 0;
+    if (spec_.key) {
+      if (spec_.key->is_string) {
+        char text[agent::kAggStringBytes + 1] = {};
+        std::memcpy(text, aggregated.key, agent::kAggStringBytes);
+        key.text = text;
+        word = agent::kAggStringBytes / 8;
+      } else {
+        key.number = static_cast<int64_t>(aggregated.key[word++]);
+      }
     }
-    case SummaryKind::Latency: ++entry.buckets[funclatency_bucket(latency_ns)]; break;
-    default: break;
+    const int bucket = word < agent::kAggKeyWords ? static_cast<int>(static_cast<int64_t>(aggregated.key[word])) : 0;
+    const auto sum = static_cast<int64_t>(aggregated.values[0]);
+    const bool extremes = spec_.kind == SummaryKind::Min || spec_.kind == SummaryKind::Max;
+    fold(entries_[key], bucket, aggregated.hitcount, sum, extremes ? static_cast<int64_t>(aggregated.values[1]) : 0,
+         extremes ? static_cast<int64_t>(aggregated.values[2]) : 0);
   }
 }
 
@@ -241,11 +271,12 @@ std::string Summary::format() const {
   std::stable_sort(items.begin(), items.end(), [&](const Item& a, const Item& b) { return value_of(*a.second) < value_of(*b.second); });
   std::string out;
   if (spec_.kind == SummaryKind::Latency) {
-    if (items.empty()) return "\navg = 0 nsecs, total: 0 nsecs, count: 0\n";
+    if (items.empty()) out = "\navg = 0 nsecs, total: 0 nsecs, count: 0\n";
     for (const Item& item : items) {
       if (spec_.key) out += fmt::format("\n{} = {}\n", spec_.key->name, key_text(*item.first));
       out += format_latency(*item.second);
     }
+    if (dropped_ != 0) out += fmt::format("Dropped: {} calls (no room for their key)\n", dropped_);
     return out;
   }
   const std::string name = map_name();
@@ -256,6 +287,7 @@ std::string Summary::format() const {
     else out += fmt::format("{}: {}\n", where, value_of(*item.second));
   }
   if (items.empty() && !histogram) out += fmt::format("{}: 0\n", name);
+  if (dropped_ != 0) out += fmt::format("Dropped: {} hits (no room for their key)\n", dropped_);
   return out + (histogram ? "" : "\n");
 }
 

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "probe/agent_aggregation.h"
 #include "probe/filter/event_filter.h"
 #include "support/result.h"
 #include "trace/event_record.h"
@@ -42,7 +43,12 @@ class Summary {
   const SummarySpec& spec() const { return spec_; }
   // Latency: `latency_ns` is the call's time from entry to return.
   void add(const EventRecord& record, bool is_return, uint64_t latency_ns = 0);
-  void clear() { entries_.clear(); }
+  // What the agent's table of this summary gained (trace/aggregation/agent_aggregation.h).
+  void add_aggregated(const probe::AggregationUpdate& update);
+  void clear() {
+    entries_.clear();
+    dropped_ = 0;
+  }
   std::string format() const;
 
  private:
@@ -62,8 +68,11 @@ class Summary {
   std::string map_name() const;
   std::string format_buckets(const Entry& entry) const;
   std::string format_latency(const Entry& entry) const;
+  int bucket_of(int64_t value, uint64_t latency_ns) const;
+  void fold(Entry& entry, int bucket, uint64_t count, int64_t sum, int64_t min, int64_t max);
   SummarySpec spec_;
   std::map<Key, Entry> entries_;
+  uint64_t dropped_ = 0;  // hits of keys the agent's table had no room for
 };
 
 // bpftrace's hist() bucket of a value: 0 for negatives, 1 for 0, 2 + floor(log2(v)) above.
