@@ -25,6 +25,8 @@ using RegisterBlock = user_regs_struct;
 inline uint64_t block_ip(const RegisterBlock& block) { return block.rip; }
 inline void set_block_ip(RegisterBlock& block, uint64_t value) { block.rip = value; }
 inline uint64_t block_sp(const RegisterBlock& block) { return block.rsp; }
+// Where Go's register ABI keeps the running goroutine's g.
+inline uint64_t block_goroutine(const RegisterBlock& block) { return block.r14; }
 // int3 stops with SIGTRAP, si_code SI_KERNEL, the instruction pointer one byte past it.
 inline constexpr int kBreakpointSiCode = SI_KERNEL;
 inline constexpr uint64_t kIpPastBreakpoint = 1;
@@ -32,6 +34,7 @@ inline constexpr uint64_t kIpPastBreakpoint = 1;
 inline uint64_t block_ip(const RegisterBlock& block) { return block.pc; }
 inline void set_block_ip(RegisterBlock& block, uint64_t value) { block.pc = value; }
 inline uint64_t block_sp(const RegisterBlock& block) { return block.sp; }
+inline uint64_t block_goroutine(const RegisterBlock& block) { return block.regs[28]; }
 // BRK stops with SIGTRAP, si_code TRAP_BRKPT, the pc at the BRK itself.
 inline constexpr int kBreakpointSiCode = TRAP_BRKPT;
 inline constexpr uint64_t kIpPastBreakpoint = 0;

@@ -134,7 +134,7 @@ CommandRunner add_trace_command(CLI::App& app, const std::vector<std::string>& p
   cmd->add_option("-p,--pid", options->pid, "attach to this running process (every thread) instead of starting one.\n"
                                              "  -p $(pidof nginx)")
       ->type_name("PID");
-  cmd->add_option("-o,--output", options->output, "write the events to this file (default: stdout).\n  -o trace.txt")
+  cmd->add_option("-o,--output", options->output, "write the events to this file (default: stdout); with --format ctf, the trace directory.\n  -o trace.txt")
       ->type_name("FILE");
   std::vector<std::string> format_names;
   std::string format_help = "the events' format:";
@@ -142,7 +142,7 @@ CommandRunner add_trace_command(CLI::App& app, const std::vector<std::string>& p
     format_names.emplace_back(format.name);
     format_help += fmt::format(" {} ({});", format.name, format.description);
   }
-  format_help += "\n  --format json";
+  format_help += " ctf needs -o DIR (the trace directory).\n  --format json";
   cmd->add_option("--format", options->format, format_help)
       ->check(CLI::IsMember(format_names))
       ->type_name("FORMAT");
@@ -168,6 +168,8 @@ CommandRunner add_trace_command(CLI::App& app, const std::vector<std::string>& p
       "  xprobe trace -e 'p libc.so.6:*alloc' -o allocs.txt -- ls\n"
       "  xprobe trace -e 'p:bank/deposit Account::deposit amount=%si:s64' -- ./accounts\n"
       "  xprobe trace --format json -e 'p:demo/fib fib n=%di:s64' -- ./sample\n"
+      "  xprobe trace --format perfetto -o fib.json -e 'p:demo/fib fib' -e 'r:demo/fib_ret fib%return' -- ./sample\n"
+      "  xprobe trace --format ctf -o fib.ctf -e 'p:demo/fib fib n=%di:s64' -- ./sample && babeltrace2 fib.ctf\n"
       "  xprobe trace -e 'p:demo/fib fib n=%di:s64' --filter 'demo/fib:n > 2' -- ./sample\n"
       "  xprobe trace -e 'p:demo/fib fib n=%di:s64' --hist 'demo/fib:hist:keys=n:sort=n' -- ./sample\n"
       "  xprobe trace -e 'r:demo/fib_ret fib%return' --latency demo/fib_ret -- ./sample\n"

@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "arch/registry.h"
+#include "elf/go_program.h"
 #include "probe/filter/agent_filter.h"
 #include "probe/filter/trailing_filter.h"
 #include "session/event_filters.h"
@@ -44,6 +45,7 @@
 #include "probe/resolve/symbolizer.h"
 #include "supervisor/all_threads_stopped.h"
 #include "supervisor/supervisor.h"
+#include "target/proc_queries.h"
 #include "target/process.h"
 #include "target/wait.h"
 #include "trace/aggregation/agent_aggregation.h"
@@ -151,6 +153,8 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   void rebuild_modules();
   // The main executable's read-only segments, for the agent to read without a system call.
   void publish_readable_ranges();
+  // A Go program: both engines follow return probes per goroutine.
+  void follow_goroutines_if_go();
   // Resolves, checks and plants the definitions still waiting. At start (strict) any error
   // or refusal stops xprobe before anything is planted; later (dlopen, exec) it is reported
   // and that definition is dropped.
@@ -196,6 +200,7 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
                    uint64_t return_address, std::span<const uint64_t> saved);
   std::vector<uint64_t> save_at_entry(const PlantedProbe& probe, const probe::engine::HitContext& context);
   void emit(trace::EventRecord&& record);
+  std::optional<trace::ThreadProcess> process_of_thread(pid_t tid);
   // The writer's trailer, everything flushed, the counts reported.
   void end_output();
   void fail_before_tracing();
@@ -538,6 +543,15 @@ bool TraceSession::check_named_binaries() {
   return true;
 }
 
+std::optional<trace::ThreadProcess> TraceSession::process_of_thread(pid_t tid) {
+  // A thread gone before its event was written (jump-probe records are read later) belonged,
+  // as far as anyone can tell now, to the traced process.
+  const std::optional<pid_t> pid = target::thread_group_of(tid);
+  if (!pid && !process_) return std::nullopt;
+  const pid_t process = pid ? *pid : process_->pid();
+  return trace::ThreadProcess{process, comms_ ? comms_->comm(process) : std::string()};
+}
+
 void TraceSession::report_unmatched() {
   for (size_t index : pending_)
     warning(fmt::format("'{}': no object named '{}' was loaded while tracing: the probe never went in",
@@ -547,7 +561,23 @@ void TraceSession::report_unmatched() {
 bool TraceSession::open_output() {
   int fd = STDOUT_FILENO;
   bool owns = false;
-  if (!options_.output_path.empty()) {
+  if (!aggregations_.empty() && !options_.format->text_lines) {
+    report(Severity::Usage, fmt::format("--format {}: the aggregations (--hist, --count, --latency, ...) print text tables, "
+                                        "which this format cannot hold: use --format ftrace or json with them",
+                                        options_.format->name));
+    return false;
+  }
+  if (options_.format->prepare_directory) {
+    if (options_.output_path.empty()) {
+      report(Severity::Usage, fmt::format("--format {} writes a trace directory: name it with -o DIR", options_.format->name));
+      return false;
+    }
+    if (Status ready = options_.format->prepare_directory(options_.output_path); !ready) {
+      error(ready.error().message);
+      return false;
+    }
+    fd = -1;
+  } else if (!options_.output_path.empty()) {
     fd = ::open(options_.output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
       error(fmt::format("-o {}: cannot open: {}", options_.output_path, std::strerror(errno)));
@@ -555,10 +585,12 @@ bool TraceSession::open_output() {
     }
     owns = true;
   }
-  const bool terminal = options_.output_path.empty() && isatty(STDOUT_FILENO) != 0;
+  const bool terminal = fd == STDOUT_FILENO && isatty(STDOUT_FILENO) != 0;
   output_ = std::make_unique<trace::EventOutput>(fd, owns, terminal, statistics_);
   trace::FormatContext context{catalog_, [this](uint64_t address) { return probe::Symbolizer(modules_).symbolize(address); },
-                               options_.irq_info, static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN))};
+                               options_.irq_info, static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN)),
+                               [this](int32_t tid) { return process_of_thread(tid); },
+                               options_.format->prepare_directory ? options_.output_path : std::string()};
   writer_ = options_.format->make(context);
   return true;
 }
@@ -590,6 +622,13 @@ void TraceSession::rebuild_modules() {
   if (!maps) return;
   modules_ = probe::ModuleMap::from_maps(*maps, elf_cache_, main_executable_,
                                          fmt::format("/proc/{}/root", process_->pid()));
+}
+
+void TraceSession::follow_goroutines_if_go() {
+  const probe::LoadedModule* main = modules_.main_executable();
+  const bool go = main != nullptr && main->elf && elf::is_go_program(*main->elf);
+  if (engine_) engine_->set_goroutine_frames(go);
+  if (jump_engine_) jump_engine_->set_goroutine_frames(go);
 }
 
 void TraceSession::publish_readable_ranges() {
@@ -1153,6 +1192,7 @@ void TraceSession::end_output() {
   if (!aggregations_.empty()) output_->write_text(format_aggregations());
   if (const std::string trailer = writer_->end(); !trailer.empty()) output_->write_text(trailer);
   output_->flush();
+  if (const std::string failed = writer_->failure(); !failed.empty()) error(failed);
   diagnostics_.tracing_ended(catalog_, statistics_);
 }
 
@@ -1199,6 +1239,7 @@ void TraceSession::on_exec() {
   for (size_t i = 0; i < definitions_.size(); ++i) pending_.push_back(i);
   rebuild_modules();
   publish_readable_ranges();
+  follow_goroutines_if_go();
   watch_program_entry();
   plant_pending(false);
   watch_dynamic_linker();
@@ -1235,6 +1276,7 @@ int TraceSession::run() {
   supervisor_->join(*this);
   rebuild_modules();
   publish_readable_ranges();
+  follow_goroutines_if_go();
   relocated_ = !process_->launched();
   watch_program_entry();
   if (!plant_pending(true)) {

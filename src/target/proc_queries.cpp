@@ -48,6 +48,14 @@ int seccomp_mode(pid_t pid) {
   return status ? static_cast<int>(status->number("Seccomp").value_or(0)) : 0;
 }
 
+std::optional<pid_t> thread_group_of(pid_t tid) {
+  auto status = ProcStatus::of_process(tid);  // /proc/TID/status: every thread has one
+  if (!status) return std::nullopt;
+  const auto tgid = status->number("Tgid");
+  if (!tgid) return std::nullopt;
+  return static_cast<pid_t>(*tgid);
+}
+
 bool uses_shadow_stack(pid_t pid) {
   auto status = ProcStatus::of_process(pid);
   if (!status) return false;

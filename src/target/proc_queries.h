@@ -14,6 +14,9 @@ namespace xprobe::target {
 // The tids of `pid`, sorted; empty when it is gone.
 std::vector<pid_t> list_tasks(pid_t pid);
 
+// The process (thread group) thread `tid` belongs to; nullopt when the thread is gone.
+std::optional<pid_t> thread_group_of(pid_t tid);
+
 // " (it is already traced by process N)" when another tracer has `pid`, else "".
 std::string tracer_description(pid_t pid);
 

@@ -12,6 +12,8 @@ struct Registers {
 
   uint64_t ip() const { return arch::block_ip(raw); }
   uint64_t sp() const { return arch::block_sp(raw); }
+  // The register a Go program keeps its running goroutine's g in (meaningless elsewhere).
+  uint64_t goroutine() const { return arch::block_goroutine(raw); }
   void set_ip(uint64_t value) { arch::set_block_ip(raw, value); }
 };
 

@@ -23,6 +23,9 @@ EventOutput::~EventOutput() {
 }
 
 void EventOutput::write_text(std::string_view text) {
+  // The events before it go first: flush() cuts what follows the last whole event it wrote,
+  // which must never be this text (a trailer after the last event).
+  flush();
   buffer_.append(text);
   flush();
 }
@@ -37,7 +40,7 @@ void EventOutput::write_event(uint32_t probe_id, std::string_view line, uint64_t
 }
 
 void EventOutput::flush() {
-  size_t done = 0;
+  size_t done = fd_ < 0 ? buffer_.size() : 0;  // no stream: the writer keeps its own files
   while (done < buffer_.size()) {
     const ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
     if (n < 0 && errno == EINTR) continue;

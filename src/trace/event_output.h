@@ -15,7 +15,8 @@ namespace xprobe::trace {
 
 class EventOutput {
  public:
-  // `flush_each_event`: a terminal sees every event at once; otherwise the buffer is written
+  // `fd` -1: no stream (a format that writes a directory of its own files); the events count
+  // as written. `flush_each_event`: a terminal sees every event at once; otherwise the buffer is written
   // when full and at least every 200 ms.
   EventOutput(int fd, bool owns_fd, bool flush_each_event, trace::ProbeStatistics& statistics);
   ~EventOutput();

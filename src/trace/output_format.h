@@ -6,15 +6,26 @@
 // A writer turns records into bytes. The output (event_output.h) writes each event's bytes
 // whole or counts the event as dropped, so a writer appends one complete event per write().
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "support/result.h"
 #include "trace/event_record.h"
 #include "trace/value_format.h"
 
 namespace xprobe::trace {
+
+// The process a thread belongs to and that process's name, as the system tells them when
+// asked; nullopt when it cannot say (the thread is gone).
+struct ThreadProcess {
+  int32_t pid = 0;
+  std::string name;
+};
+using ProcessOfThread = std::function<std::optional<ThreadProcess>(int32_t tid)>;
 
 // What every writer may know about the session it writes for.
 struct FormatContext {
@@ -24,6 +35,8 @@ struct FormatContext {
   Symbolizer symbolizer;  // the traced process's addresses -> symbol+offset
   bool irq_info = true;   // ftrace's flags column (the kernel's options/irq-info)
   unsigned cpus = 1;      // CPUs online
+  ProcessOfThread process_of = {};   // empty: a thread is taken as its own process, named by its comm
+  std::string directory = {};        // formats that write a directory (OutputFormat::prepare_directory): -o
 };
 
 class EventWriter {
@@ -35,12 +48,21 @@ class EventWriter {
   virtual void write(const EventRecord& record, std::string& out) = 0;
   // What comes after the last event, if anything.
   virtual std::string end() { return {}; }
+  // A writer of its own files (a directory format): what went wrong writing them, "" if nothing.
+  virtual std::string failure() const { return {}; }
 };
 
 struct OutputFormat {
   std::string_view name;         // as given to --format
   std::string_view description;  // one line for --help
   std::unique_ptr<EventWriter> (*make)(const FormatContext& context);
+  // nullptr: the events are a stream of bytes (stdout or the -o file). Else the format writes
+  // a directory of its own files, the -o path, which this makes ready first; its writer
+  // appends nothing to the stream.
+  Status (*prepare_directory)(const std::string& path);
+  // Its output is lines of text that the aggregations' tables can join (not a JSON document
+  // or a binary trace).
+  bool text_lines;
 };
 
 // Every format, the default (ftrace) first.

@@ -1,15 +1,21 @@
 // The registry of output formats. To add one: its writer in src/trace/<name>/, its sources in
 // src/trace/CMakeLists.txt, and one line below.
+#include "trace/ctf/ctf_writer.h"
 #include "trace/ftrace/ftrace_formatter.h"
 #include "trace/json/json_formatter.h"
 #include "trace/output_format.h"
+#include "trace/perfetto/trace_event_writer.h"
 
 namespace xprobe::trace {
 namespace {
 
 constexpr OutputFormat kFormats[] = {
-    {"ftrace", "the kernel's trace file: one line per event (the default)", make_ftrace_writer},
-    {"json", "JSON lines: one object per event", make_json_writer},
+    {"ftrace", "the kernel's trace file: one line per event (the default)", make_ftrace_writer, nullptr, true},
+    {"json", "JSON lines: one object per event", make_json_writer, nullptr, true},
+    {"perfetto", "the Trace Event Format JSON for ui.perfetto.dev: slices per thread", make_trace_event_writer, nullptr, false},
+    {"chrome", "the same as perfetto (chrome://tracing reads it too)", make_trace_event_writer, nullptr, false},
+    {"ctf", "a CTF 1.8 trace directory (-o DIR) for babeltrace2 and Trace Compass", make_ctf_writer,
+     prepare_ctf_directory, false},
 };
 
 }  // namespace

@@ -152,6 +152,24 @@ TracedRun run_xprobe(const std::vector<std::string>& xprobe_args, const std::vec
   return run;
 }
 
+TracedRun run_xprobe_into(const std::string& output, const std::vector<std::string>& xprobe_args,
+                          const std::vector<std::string>& command) {
+  TracedRun run;
+  const std::string out = temp_path("out"), err = temp_path("err");
+  std::vector<std::string> argv{XPROBE_PATH, "trace", "-o", output};
+  argv.insert(argv.end(), xprobe_args.begin(), xprobe_args.end());
+  if (!command.empty()) {
+    argv.push_back("--");
+    argv.insert(argv.end(), command.begin(), command.end());
+  }
+  run.xprobe_status = spawn_and_wait(argv, out, err);
+  run.program_output = read_text_file(out);
+  run.diagnostics = read_text_file(err);
+  unlink(out.c_str());
+  unlink(err.c_str());
+  return run;
+}
+
 uint64_t file_offset_of(const std::string& elf_path, const std::string& symbol) {
   const uint64_t value = symbol_value(elf_path, symbol);
   if (value == 0) return 0;

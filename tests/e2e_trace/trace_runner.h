@@ -34,6 +34,10 @@ struct TracedRun {
 // `only_event_lines`: every line of the -o file must be an event (false: aggregations are there too).
 TracedRun run_xprobe(const std::vector<std::string>& xprobe_args, const std::vector<std::string>& command,
                      bool only_event_lines = true);
+// The same with `-o output` given by the caller (a trace directory, say), left where it is; the
+// run's trace_text and events are empty.
+TracedRun run_xprobe_into(const std::string& output, const std::vector<std::string>& xprobe_args,
+                          const std::vector<std::string>& command);
 
 // The file offset of a symbol of an ELF file, as uprobe_events wants it (via readelf's
 // program headers: independent of xprobe's ELF code).

@@ -117,6 +117,8 @@ class AgentHarness {
     ring_->magic = agent::kRingMagic;
     ring_->ring_size = ring_size;
     ring_->pid = static_cast<uint64_t>(getpid());
+    stacks_ = mmap(nullptr, kStacksBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    ring_->stacks = reinterpret_cast<uint64_t>(stacks_);
     AgentRingReader::Io io;
     io.read = [](uint64_t at, std::span<uint8_t> out) { return SelfMemory().read(at, out); };
     io.write = [](uint64_t at, std::span<const uint8_t> bytes) {
@@ -129,6 +131,7 @@ class AgentHarness {
     munmap(code_, 1 << 16);
     munmap(ring_, ring_bytes_);
     munmap(returns_, sizeof(agent::AgentReturnState));
+    munmap(stacks_, kStacksBytes);
   }
 
   std::vector<uint8_t> descriptor(uint32_t index, const AgentCapture& capture, uint32_t max_active = 4096,
@@ -140,6 +143,10 @@ class AgentHarness {
     return agent_return_site_descriptor(reinterpret_cast<uint64_t>(ring_), reinterpret_cast<uint64_t>(returns_));
   }
   void hit(const std::vector<uint8_t>& descriptor, const uint64_t* block) const { hit_(descriptor.data(), block); }
+  // The hit as a trampoline makes it, on a thread whose stack pointer is `sp`.
+  void hit_with_stack_at(uint64_t sp, const std::vector<uint8_t>& descriptor, const uint64_t* block) const {
+    agent::arch::call_on_stack(sp, reinterpret_cast<void (*)(const void*, const void*)>(hit_), descriptor.data(), block);
+  }
   agent::AgentReturnState& returns() { return *returns_; }
   // What the tracer does once it has patched a return site.
   void add_site(uint64_t address) {
@@ -163,9 +170,11 @@ class AgentHarness {
   AgentRingReader& reader() { return *reader_; }
 
  private:
+  static constexpr size_t kStacksBytes = size_t{agent::kAgentStacks} * agent::kAgentStackBytes;
   uint64_t ring_size_;
   size_t ring_bytes_ = 0;
   void* code_ = nullptr;
+  void* stacks_ = nullptr;
   AgentRingHeader* ring_ = nullptr;
   agent::AgentReturnState* returns_ = nullptr;
   void (*hit_)(const void*, const uint64_t*) = nullptr;
@@ -504,6 +513,7 @@ struct ReturnProbe {
     *stack_slot = return_address;
 #endif
     for (const auto& [name, value] : regs) block[reg(name)] = value;
+    block[agent::arch::kGoroutineWord] = goroutine;
     block[reg("sp")] = reinterpret_cast<uint64_t>(stack_slot);
     block[reg("ip")] = 0x401000;
     BlockRegisters registers(block);
@@ -521,6 +531,7 @@ struct ReturnProbe {
   void leave(uint64_t* stack_slot, uint64_t return_address, uint64_t rax) {
     uint64_t block[agent::kSavedRegisterWords] = {};
     block[reg("ax")] = rax;
+    block[agent::arch::kGoroutineWord] = goroutine;
     block[reg("sp")] = reinterpret_cast<uint64_t>(stack_slot) + agent::kShortestRetPop;
     block[reg("ip")] = return_address;
     std::memcpy(last_return, block, sizeof block);
@@ -534,6 +545,7 @@ struct ReturnProbe {
   std::vector<uint8_t> descriptor, site;
   std::vector<std::vector<uint64_t>> entries;  // what the tracer's interpreter saves at each entry
   uint64_t last_return[agent::kSavedRegisterWords] = {};
+  uint64_t goroutine = 0;  // the g register's value at entries and returns
 };
 
 TEST(AgentReturns, NestedCallsReturnInOrderWithTheArgumentsSavedAtTheirEntry) {
@@ -1013,6 +1025,155 @@ TEST(AgentAggregation, ThreadsRacingForNewKeysLoseNoHit) {
   for (const auto& [key, count] : counts) EXPECT_EQ(count, static_cast<uint64_t>(kThreads * kHits / kKeys)) << key;
   EXPECT_EQ(update->dropped, 0u);
   EXPECT_EQ(harness.ring()->head, 0u);
+}
+
+// --- the agent's own stacks ----------------------------------------------------------------
+
+namespace agent_stacks {
+
+// A thread stack with `room` bytes below its stack pointer, then an inaccessible page: the
+// agent touching more of it than the trampoline's call would fault.
+struct TightStack {
+  explicit TightStack(size_t room) {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    base = static_cast<uint8_t*>(mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    mprotect(base, page, PROT_NONE);
+    sp = reinterpret_cast<uint64_t>(base + page + room) & ~uint64_t{15};
+    bytes = 2 * page;
+  }
+  ~TightStack() { munmap(base, bytes); }
+  uint8_t* base = nullptr;
+  size_t bytes = 0;
+  uint64_t sp = 0;
+};
+
+TEST(AgentStacks, AHitNeedsNextToNothingOfTheThreadsStack) {
+  // A goroutine's stack may hold only a few hundred bytes below its stack pointer: the agent
+  // claims a stack of its own first and records there.
+  static const char text[] = "on a tight stack";
+  PreparedProbe probe("p:g/e work a=%di:s64 s=+0(%si):string", 1 << 16);
+  uint64_t block[agent::kSavedRegisterWords] = {};
+  block[reg("di")] = 77;
+  block[reg("si")] = reinterpret_cast<uint64_t>(text);
+  TightStack stack(128);
+  probe.harness.hit_with_stack_at(stack.sp, probe.descriptor, block);
+  auto drained = probe.harness.drain(1);
+  ASSERT_EQ(drained.records.size(), 1u);
+  auto record = parse_agent_record(drained.records[0].second, probe.capture);
+  ASSERT_TRUE(record);
+  const auto replayed = replay_agent_record(probe.plan, *record, "agent_test");
+  ASSERT_EQ(replayed.size(), 2u);
+  EXPECT_EQ(show(replayed[0]), "ok:77,");
+  EXPECT_EQ(show(replayed[1]), "ok:\"on a tight stack\",");
+  for (uint64_t busy : probe.harness.ring()->stacks_busy) EXPECT_EQ(busy, 0u) << "the stack is given back";
+}
+
+TEST(AgentStacks, AHitFindingEveryAgentStackInUseIsCountedDropped) {
+  PreparedProbe probe("p:g/e work a=%di:s64", 1 << 16);
+  uint64_t block[agent::kSavedRegisterWords] = {};
+  for (uint64_t& busy : probe.harness.ring()->stacks_busy) busy = ~uint64_t{0};
+  probe.harness.hit(probe.descriptor, block);
+  EXPECT_EQ(probe.harness.ring()->dropped[0], 1u);
+  EXPECT_TRUE(probe.harness.drain(1).records.empty());
+  probe.harness.ring()->stacks_busy[agent::kAgentStacks / 64 - 1] &= ~(uint64_t{1} << 63);  // one free again
+  probe.harness.hit(probe.descriptor, block);
+  EXPECT_EQ(probe.harness.drain(1).records.size(), 1u);
+  EXPECT_EQ(probe.harness.ring()->dropped[0], 1u);
+}
+
+TEST(AgentStacks, ThreadsInsideTheAgentAtOnceEachHaveTheirOwn) {
+  PreparedProbe probe("p:g/e work a=%di:s64 b=%si:s64", 1 << 22);
+  constexpr int kThreads = 8, kHits = 2000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      uint64_t block[agent::kSavedRegisterWords] = {};
+      block[reg("si")] = static_cast<uint64_t>(t);
+      for (int i = 0; i < kHits; ++i) {
+        block[reg("di")] = static_cast<uint64_t>(i);
+        probe.harness.hit(probe.descriptor, block);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  auto drained = probe.harness.drain(1);
+  ASSERT_EQ(drained.records.size(), size_t{kThreads} * kHits);
+  std::vector<int> next(kThreads, 0);
+  for (const auto& [index, bytes] : drained.records) {
+    auto record = parse_agent_record(bytes, probe.capture);
+    ASSERT_TRUE(record);
+    const auto values = replay_agent_record(probe.plan, *record, "agent_test");
+    const int t = std::stoi(show(values[1]).substr(3));
+    ASSERT_TRUE(t >= 0 && t < kThreads);
+    EXPECT_EQ(show(values[0]), "ok:" + std::to_string(next[t]++) + ",");
+  }
+  for (uint64_t busy : probe.harness.ring()->stacks_busy) EXPECT_EQ(busy, 0u);
+}
+
+}  // namespace agent_stacks
+
+// --- Go programs: frames per goroutine ------------------------------------------------------
+
+// A g as the Go runtime lays it out: its stack's bounds first.
+struct FakeGoroutine {
+  uint64_t stack_lo;
+  uint64_t stack_hi;
+  uint64_t rest[6];
+};
+
+TEST(AgentReturns, InAGoProgramAReturnOnAnotherThreadFromACopiedStackMatchesItsEntry) {
+  ReturnProbe probe("r:g/e work ret=$retval:s64");
+  probe.harness.returns().goroutine_frames = 1;
+  const uint64_t site = 0x401234;
+  probe.harness.add_site(site);
+  alignas(16) static uint64_t first_stack[64], grown_stack[256];
+  FakeGoroutine g{reinterpret_cast<uint64_t>(&first_stack[0]), reinterpret_cast<uint64_t>(&first_stack[64]), {}};
+  probe.goroutine = reinterpret_cast<uint64_t>(&g);
+  probe.enter(&first_stack[40], site, {});
+  // The runtime copies the stack to a larger one (the frame keeps its distance from the top),
+  // and the scheduler resumes the goroutine on another thread, where the call returns.
+  g.stack_lo = reinterpret_cast<uint64_t>(&grown_stack[0]);
+  g.stack_hi = reinterpret_cast<uint64_t>(&grown_stack[256]);
+  std::thread([&] { probe.leave(&grown_stack[256 - 24], site, 42); }).join();
+  EXPECT_EQ(probe.counters().active, 0u);
+  EXPECT_EQ(probe.counters().discarded, 0u);
+  auto drained = probe.harness.drain(1);
+  ASSERT_EQ(drained.records.size(), 1u);
+  auto record = parse_agent_record(drained.records[0].second, probe.capture);
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->return_address, site);
+  EXPECT_EQ(show(replay_agent_record(probe.plan, *record, "agent_test")[0]), "ok:42,");
+  // The goroutine's slot is free again once its frames are over.
+  size_t goroutine_slots = 0;
+  for (const auto& slot : probe.harness.returns().threads) goroutine_slots += (slot.tid & agent::kGoroutineKey) != 0 && slot.tid != agent::kFreedThread;
+  EXPECT_EQ(goroutine_slots, 0u);
+}
+
+TEST(AgentReturns, FramesFollowTheThreadWhereTheGoroutineDoesNotCheckOut) {
+  // Not a Go program, or a g register that holds something else (C code in a cgo program):
+  // the thread's frames, by stack pointer, as everywhere else. The same return as above then
+  // finds nothing to match.
+  alignas(16) static uint64_t first_stack[64], grown_stack[256];
+  FakeGoroutine g{reinterpret_cast<uint64_t>(&first_stack[0]), reinterpret_cast<uint64_t>(&first_stack[64]), {}};
+  for (const bool go : {false, true}) {
+    ReturnProbe probe("r:g/e work ret=$retval:s64");
+    probe.harness.returns().goroutine_frames = go ? 1 : 0;
+    probe.harness.add_site(0x401234);
+    // With `go`, a g whose bounds do not hold the stack pointer.
+    g.stack_lo = reinterpret_cast<uint64_t>(&grown_stack[0]);
+    g.stack_hi = reinterpret_cast<uint64_t>(&grown_stack[256]);
+    probe.goroutine = reinterpret_cast<uint64_t>(&g);
+    probe.enter(&first_stack[40], 0x401234, {});
+    EXPECT_EQ(probe.counters().active, 1u);
+    std::thread([&] { probe.leave(&first_stack[40], 0x401234, 42); }).join();
+    EXPECT_TRUE(probe.harness.drain(1).records.empty()) << "another thread's frames";
+    probe.leave(&first_stack[40], 0x401234, 43);
+    auto drained = probe.harness.drain(1);
+    ASSERT_EQ(drained.records.size(), 1u);
+    auto record = parse_agent_record(drained.records[0].second, probe.capture);
+    ASSERT_TRUE(record);
+    EXPECT_EQ(show(replay_agent_record(probe.plan, *record, "agent_test")[0]), "ok:43,");
+  }
 }
 
 }  // namespace

@@ -693,14 +693,28 @@ void count_discarded(AgentReturnState& state, const AgentFrame& frame) {
   __atomic_fetch_add((frame.flags & kFrameSiteUnknown) ? &counters.missed : &counters.discarded, 1, __ATOMIC_RELAXED);
 }
 
+// The frame stack a hit of `probe` belongs to: the thread's, or in a Go program the running
+// goroutine's (return_frames.h).
+FrameOwner owner_of(const AgentReturnState& state, const AgentProbe& probe, uint64_t tid, const uint64_t* registers) {
+  const Reader reader = reader_of(*reinterpret_cast<const AgentRingHeader*>(probe.ring));
+  return frame_owner(load_acquire(&state.goroutine_frames) != 0, tid, registers[kSpWord], registers[kGoroutineWord],
+                     [&](uint64_t address, uint64_t* words, uint32_t count) {
+                       return copy_in(reader, address, reinterpret_cast<uint8_t*>(words), count * 8) == count * 8;
+                     });
+}
+
 long pid_of(const AgentProbe& probe) { return static_cast<long>(reinterpret_cast<const AgentRingHeader*>(probe.ring)->pid); }
 
 // Whether the request signal can be sent without the program noticing, should no tracer be
-// there: not blocked in this thread, no handler of the program's.
-bool request_signal_unnoticed() {
+// there: not blocked in this thread, and no handler of the program's, or a Go program's: the
+// Go runtime sends SIGURG itself to preempt goroutines, and documents that a program may see
+// spurious ones.
+bool request_signal_unnoticed(const AgentReturnState& state) {
   uint64_t action[4] = {};  // the kernel's sigaction: handler, flags, restorer, mask
-  if (syscall6(kSysRtSigaction, kRequestSignal, 0, reinterpret_cast<long>(action), 8, 0, 0) != 0) return false;
-  if (action[0] > 1) return false;  // neither SIG_DFL nor SIG_IGN
+  if (load_acquire(&state.goroutine_frames) == 0) {
+    if (syscall6(kSysRtSigaction, kRequestSignal, 0, reinterpret_cast<long>(action), 8, 0, 0) != 0) return false;
+    if (action[0] > 1) return false;  // neither SIG_DFL nor SIG_IGN
+  }
   uint64_t blocked = 0;
   if (syscall6(kSysRtSigprocmask, 0, 0, reinterpret_cast<long>(&blocked), 8, 0, 0) != 0) return false;
   return (blocked & (uint64_t{1} << (kRequestSignal - 1))) == 0;
@@ -708,11 +722,13 @@ bool request_signal_unnoticed() {
 
 // The tracer must patch (or watch) `site` before the call returns: the signal stops this
 // thread until it has. Else the request waits in `pending` for the tracer's next look.
-void ask_for_site(AgentReturnState& state, AgentThread& thread, uint64_t site, uint64_t tid, long pid) {
-  if (request_signal_unnoticed()) {
-    store_release(&thread.request, site);
+// `thread` is the slot of the thread itself (not of a goroutine): the tracer finds the request
+// by the tid of the thread the signal stopped.
+void ask_for_site(AgentReturnState& state, AgentThread* thread, uint64_t site, uint64_t tid, long pid) {
+  if (thread != nullptr && request_signal_unnoticed(state)) {
+    store_release(&thread->request, site);
     (void)syscall6(kSysTgkill, pid, static_cast<long>(tid), kRequestSignal, 0, 0, 0);
-    store_release(&thread.request, 0);
+    store_release(&thread->request, 0);
     return;
   }
   for (uint32_t i = 0; i < kPendingSlots; ++i) {
@@ -729,12 +745,13 @@ void return_entry(const AgentProbe& probe, const uint64_t* registers) {
   if (state == nullptr || probe.probe_index >= kMaxProbes || probe.saved_count > kMaxSavedWords) return;
   AgentProbeCounters& counters = state->counters[probe.probe_index];
   const uint64_t tid = current_tid();
-  AgentThread* thread = find_thread(*state, tid, true);
+  const FrameOwner owner = owner_of(*state, probe, tid, registers);
+  AgentThread* thread = find_thread(*state, owner.key, true);
   if (thread == nullptr) {
     __atomic_fetch_add(&counters.missed, 1, __ATOMIC_RELAXED);
     return;
   }
-  const uint64_t sp = registers[kSpWord];
+  const uint64_t sp = owner.sp;
   const uint64_t return_address = return_address_at_entry(registers);
   if (thread->depth > kMaxFrames) thread->depth = 0;
   discard_frames_at_or_below(*thread, sp, [&](const AgentFrame& frame) { count_discarded(*state, frame); });
@@ -743,6 +760,7 @@ void return_entry(const AgentProbe& probe, const uint64_t* registers) {
   if ((site & kSiteUnwatched) != 0 || thread->depth == kMaxFrames ||
       (active > released && active - released >= probe.max_active)) {
     __atomic_fetch_add(&counters.missed, 1, __ATOMIC_RELAXED);
+    if ((owner.key & kGoroutineKey) != 0 && thread->depth == 0) store_release(&thread->tid, kFreedThread);
     return;
   }
   __atomic_fetch_add(&counters.active, 1, __ATOMIC_RELAXED);
@@ -763,7 +781,8 @@ void return_entry(const AgentProbe& probe, const uint64_t* registers) {
   }
   ++thread->depth;
   if (site == 0) {
-    ask_for_site(*state, *thread, return_address, tid, pid_of(probe));
+    AgentThread* requester = owner.key == tid ? thread : find_thread(*state, tid, true);
+    ask_for_site(*state, requester, return_address, tid, pid_of(probe));
     // Asked with the signal, the tracer has planted the site by now.
     if (find_site(state->sites, return_address) != 0) thread->frames[thread->depth - 1].flags = 0;
   }
@@ -775,13 +794,17 @@ void return_site(const AgentProbe& site, const uint64_t* registers) {
   auto* state = reinterpret_cast<AgentReturnState*>(site.returns);
   if (state == nullptr) return;
   const uint64_t tid = current_tid();
-  AgentThread* thread = find_thread(*state, tid, false);
+  const FrameOwner owner = owner_of(*state, site, tid, registers);
+  AgentThread* thread = find_thread(*state, owner.key, false);
   if (thread == nullptr || thread->depth == 0) return;
   if (thread->depth > kMaxFrames) thread->depth = 0;
   AgentFrame returning;
-  if (!pop_returning_frame(*thread, registers[kSpWord], registers[kIpWord], returning,
-                           [&](const AgentFrame& frame) { count_discarded(*state, frame); }))
-    return;
+  const bool returned = pop_returning_frame(*thread, owner.sp, registers[kIpWord], returning,
+                                            [&](const AgentFrame& frame) { count_discarded(*state, frame); });
+  // A goroutine's slot is given back when its last frame is over (goroutines come and go by
+  // the million; threads' slots are freed by the tracer when the thread exits).
+  if ((owner.key & kGoroutineKey) != 0 && thread->depth == 0) store_release(&thread->tid, kFreedThread);
+  if (!returned) return;
   if (returning.probe_index < kMaxProbes)
     __atomic_fetch_sub(&state->counters[returning.probe_index].active, 1, __ATOMIC_RELAXED);
   const auto* probe = reinterpret_cast<const AgentProbe*>(returning.descriptor);
@@ -793,15 +816,55 @@ void return_site(const AgentProbe& site, const uint64_t* registers) {
   record(*probe, probe->entry_ops, registers, tid, facts);
 }
 
-}  // namespace
-
-// The trampolines' one entry.
-extern "C" __attribute__((section(".text.entry"), used)) void xprobe_agent_hit(const AgentProbe* probe,
-                                                                                const uint64_t* registers) {
-  switch (probe->kind) {
-    case kKindEvent: record(*probe, 0, registers, 0, ReturnFacts{}); break;
-    case kKindReturnEntry: return_entry(*probe, registers); break;
-    case kKindReturnSite: return_site(*probe, registers); break;
+// Runs on an agent stack: what the trampoline asked for.
+void hit_on_agent_stack(const void* probe_address, const void* registers_address) {
+  const auto& probe = *static_cast<const AgentProbe*>(probe_address);
+  const auto* registers = static_cast<const uint64_t*>(registers_address);
+  switch (probe.kind) {
+    case kKindEvent: record(probe, 0, registers, 0, ReturnFacts{}); break;
+    case kKindReturnEntry: return_entry(probe, registers); break;
+    case kKindReturnSite: return_site(probe, registers); break;
     default: break;
   }
+}
+
+// A free agent stack claimed (its top), or 0 when all are in use.
+uint64_t claim_stack(AgentRingHeader& ring) {
+  if (ring.stacks == 0 || (ring.stacks & 15) != 0) return 0;
+  for (uint32_t word = 0; word < kAgentStacks / 64; ++word) {
+    uint64_t busy = load_acquire(&ring.stacks_busy[word]);
+    while (busy != ~uint64_t{0}) {
+      const uint32_t bit = static_cast<uint32_t>(__builtin_ctzll(~busy));
+      if (__atomic_compare_exchange_n(&ring.stacks_busy[word], &busy, busy | (uint64_t{1} << bit), false,
+                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return ring.stacks + (uint64_t{word} * 64 + bit + 1) * kAgentStackBytes;
+    }
+  }
+  return 0;
+}
+
+void release_stack(AgentRingHeader& ring, uint64_t top) {
+  // After a detach the header reads as zeros (its pages were given back): nothing to release.
+  const uint64_t stacks = load_acquire(&ring.stacks);
+  if (stacks == 0 || top <= stacks || top - stacks > uint64_t{kAgentStacks} * kAgentStackBytes) return;
+  const uint64_t index = (top - stacks) / kAgentStackBytes - 1;
+  __atomic_fetch_and(&ring.stacks_busy[index / 64], ~(uint64_t{1} << (index % 64)), __ATOMIC_RELEASE);
+}
+
+}  // namespace
+
+// The trampolines' one entry. It runs on the thread's own stack only long enough to claim an
+// agent stack: the rest runs there.
+extern "C" __attribute__((section(".text.entry"), used)) void xprobe_agent_hit(const AgentProbe* probe,
+                                                                                const uint64_t* registers) {
+  auto* ring = reinterpret_cast<AgentRingHeader*>(probe->ring);
+  if (ring->magic != kRingMagic) return;
+  const uint64_t top = claim_stack(*ring);
+  if (top == 0) {
+    // A return site's miss shows later, as its frame's unseen return.
+    if (probe->kind != kKindReturnSite && probe->probe_index < kMaxProbes) __atomic_fetch_add(&ring->dropped[probe->probe_index], 1, __ATOMIC_RELAXED);
+    return;
+  }
+  call_on_stack(top, hit_on_agent_stack, probe, registers);
+  release_stack(*ring, top);
 }

@@ -7,7 +7,7 @@
 //   code area (r-x, within the jump's reach of the probed code): the agent's code, then one
 //     AgentProbe descriptor and one trampoline per jump-optimized probe;
 //   ring area (rw-): an AgentRingHeader, then the ring of records, then (page-aligned) the
-//     AgentReturnState of return probes.
+//     AgentReturnState of return probes, then (page-aligned) the agent's stacks.
 //
 // A record (all fields little-endian; a record's reserved length is a multiple of 16, so the
 // end of the ring always has room for a filler's two words):
@@ -35,6 +35,8 @@ inline constexpr uint32_t kMaxProbes = 4096;        // per traced process
 inline constexpr uint32_t kRecordFixedWords = 5;    // header, position, tid, tsc, cpu
 inline constexpr uint32_t kChunkHeaderBytes = 16;
 inline constexpr uint32_t kMaxCopy = 4096;          // one chunk at most (MAX_STRING_SIZE)
+inline constexpr uint32_t kAgentStacks = 256;       // threads inside the agent at once
+inline constexpr uint64_t kAgentStackBytes = 32 * 1024;
 
 // Saved registers: the trampoline stores word i of the block at index i of the ptrace
 // register block of the architecture for i < kSavedRegisterWords (arch/agent_arch.h). Both
@@ -94,6 +96,11 @@ struct AgentRingHeader {
   AgentReadableRange readable[kReadableRanges];
   uint64_t filtered[kMaxProbes];  // hits the probe's filter turned away (no record)
   uint64_t aggregated[kMaxProbes];  // hits folded into the probe's aggregation tables (no record)
+  // The agent runs on stacks of its own (kAgentStacks of kAgentStackBytes from `stacks`), not
+  // on the thread's: a goroutine's stack or a coroutine's may have no room below its stack
+  // pointer for the agent's frames. A hit finding none free is counted in dropped[].
+  uint64_t stacks;
+  uint64_t stacks_busy[kAgentStacks / 64];  // bit i: stack i is in use
 };
 
 // One per jump-optimized probe (and one per return site), written by the tracer, read by the
@@ -289,6 +296,12 @@ inline constexpr uint64_t kShortestRetPop = arch::kShortestReturnPop;
 inline constexpr uint64_t kLongestRetPop = arch::kLongestReturnPop;
 inline constexpr int kRequestSignal = 23;              // SIGURG: ignored by default
 inline constexpr uint32_t kPendingSlots = 64;
+// Go programs: goroutines move between threads, and the runtime copies a goroutine's stack to
+// a larger one as it grows, so their frames are kept per goroutine (a slot's key is the g
+// pointer | kGoroutineKey instead of a tid) at their distance from the top of the goroutine's
+// stack (a frame's entry_sp is kGoroutineStackTop minus that distance), which a copy keeps.
+inline constexpr uint64_t kGoroutineKey = uint64_t{1} << 63;
+inline constexpr uint64_t kGoroutineStackTop = uint64_t{1} << 62;
 
 struct AgentFrame {
   uint64_t descriptor;     // the return probe's AgentProbe
@@ -303,7 +316,7 @@ struct AgentFrame {
 inline constexpr uint32_t kFrameSiteUnknown = 1;
 
 struct AgentThread {
-  uint64_t tid;      // 0: never used; kFreedThread: the thread exited
+  uint64_t tid;      // the owner: a tid or a goroutine's key; 0: never used; kFreedThread: free again
   uint64_t depth;    // frames in use (only its thread, or the tracer while it is stopped, writes)
   uint64_t request;  // a return site for the tracer, while kRequestSignal is on its way
   uint64_t reserved;
@@ -318,6 +331,8 @@ struct AgentProbeCounters {
 };
 
 struct AgentReturnState {
+  uint64_t goroutine_frames;   // nonzero: a Go program, frames per goroutine (the tracer sets it)
+  uint64_t reserved;
   uint64_t sites[kSiteSlots];  // return site address (| kSiteFlags); 0 = empty
   uint64_t pending[kPendingSlots];  // return sites asked for without the signal; 0 = empty
   AgentProbeCounters counters[kMaxProbes];

@@ -18,6 +18,28 @@ inline void copy_frame(AgentFrame& to, const AgentFrame& from) {
   for (uint32_t i = 0; i < kMaxSavedWords; ++i) to.saved[i] = from.saved[i];
 }
 
+// Whose frame stack a hit belongs to (an AgentThread's key) and the stack position its frames
+// are compared by. In a Go program (`goroutines`) the goroutine running, when its g (the
+// register Go's ABI keeps it in) is a g whose stack holds the stack pointer: its first two
+// words are the stack's bounds (runtime/runtime2.go: g.stack.lo, g.stack.hi). Anything else
+// (C code of a cgo program, a g that does not check out) is the thread's. `read_words(address,
+// words, 2)` reads the program's memory, false on a fault.
+struct FrameOwner {
+  uint64_t key;
+  uint64_t sp;
+};
+inline constexpr uint64_t kLargestGoroutineStack = uint64_t{1} << 36;
+
+template <typename ReadWords>
+inline FrameOwner frame_owner(bool goroutines, uint64_t tid, uint64_t sp, uint64_t g, ReadWords read_words) {
+  if (goroutines && g != 0 && (g & 7) == 0 && (g & kGoroutineKey) == 0) {
+    uint64_t bounds[2] = {0, 0};
+    if (read_words(g, bounds, 2) && bounds[0] < sp && sp <= bounds[1] && bounds[1] - bounds[0] <= kLargestGoroutineStack)
+      return FrameOwner{kGoroutineKey | g, kGoroutineStackTop - (bounds[1] - sp)};
+  }
+  return FrameOwner{tid, sp};
+}
+
 // An entry at `sp`: frames entered at or below it are over (an outer frame lies above).
 template <typename Discard>
 inline void discard_frames_at_or_below(AgentThread& thread, uint64_t sp, Discard discard) {

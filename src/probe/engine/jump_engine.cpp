@@ -27,9 +27,12 @@ constexpr uint64_t kRingBytes = uint64_t{8} << 20;
 constexpr uint64_t kCodeAreaBytes = uint64_t{1} << 20;
 constexpr size_t kRingHeaderBytes = sizeof(AgentRingHeader);
 constexpr uint64_t kPage = 4096;
-// The ring, then the return probes' state, in one mapping.
+// The ring, then the return probes' state, then the agent's stacks, in one mapping (the
+// stacks' pages are only backed once a hit runs on them).
 constexpr uint64_t kReturnsOffset = (kRingHeaderBytes + kRingBytes + kPage - 1) & ~(kPage - 1);
-constexpr uint64_t kMappingBytes = kReturnsOffset + ((sizeof(agent::AgentReturnState) + kPage - 1) & ~(kPage - 1));
+constexpr uint64_t kStacksOffset = kReturnsOffset + ((sizeof(agent::AgentReturnState) + kPage - 1) & ~(kPage - 1));
+constexpr uint64_t kStacksBytes = uint64_t{agent::kAgentStacks} * agent::kAgentStackBytes;
+constexpr uint64_t kMappingBytes = kStacksOffset + kStacksBytes;
 
 uint64_t monotonic_ns() {
   timespec ts{};
@@ -110,17 +113,43 @@ Status JumpEngine::map_ring(pid_t tid) {
   header.pid = static_cast<uint64_t>(own_pid);
   in_pid_namespace_ = own_pid != process_.pid();
   const uint64_t address = *mapped;
+  header.stacks = address + kStacksOffset;
   if (auto written = process_.write(address, std::span(reinterpret_cast<const uint8_t*>(&header), kRingHeaderBytes)); !written)
     return written;
   ring_ = address;
   write_readable_ranges();
   returns_ = address + kReturnsOffset;
+  write_goroutine_frames();
   site_table_.assign(agent::kSiteSlots, 0);
   AgentRingReader::Io io;
   io.read = [this](uint64_t at, std::span<uint8_t> out) { return static_cast<bool>(process_.read(at, out)); };
   io.write = [this](uint64_t at, std::span<const uint8_t> bytes) { return static_cast<bool>(process_.write(at, bytes)); };
   ring_reader_ = std::make_unique<AgentRingReader>(std::move(io), address, kRingBytes);
   return {};
+}
+
+void JumpEngine::set_goroutine_frames(bool on) {
+  goroutine_frames_ = on;
+  write_goroutine_frames();
+}
+
+void JumpEngine::write_goroutine_frames() {
+  if (returns_ == 0) return;
+  const uint64_t flag = goroutine_frames_ ? 1 : 0;
+  (void)process_.write(returns_ + offsetof(agent::AgentReturnState, goroutine_frames),
+                       std::span(reinterpret_cast<const uint8_t*>(&flag), 8));
+}
+
+bool JumpEngine::on_agent_stack(uint64_t sp) const {
+  return ring_ != 0 && sp >= ring_ + kStacksOffset && sp <= ring_ + kStacksOffset + kStacksBytes;
+}
+
+agent::FrameOwner JumpEngine::frame_owner(pid_t tid, const target::Registers& registers) {
+  return agent::frame_owner(goroutine_frames_, seen_tid(tid), registers.sp(), registers.goroutine(),
+                            [this](uint64_t address, uint64_t* words, uint32_t count) {
+                              return static_cast<bool>(process_.read(
+                                  address, std::span(reinterpret_cast<uint8_t*>(words), size_t{count} * 8)));
+                            });
 }
 
 void JumpEngine::set_readable_ranges(std::vector<std::pair<uint64_t, uint64_t>> ranges) {
@@ -493,10 +522,11 @@ Status JumpEngine::restore_in(target::Process& process) {
     collect_counters();
   }
   // The ring's pages go back to the kernel: a detach must not leave megabytes behind. Its
-  // header reads as zeros then, so a thread still inside a trampoline records nothing.
+  // header reads as zeros then, so a thread still inside a trampoline records nothing. The
+  // agent's stacks stay: a thread may still be running on one.
   if (ring_ != 0) {
     if (const pid_t tid = process.thread_for_remote_call(); tid != 0) {
-      const uint64_t args[] = {ring_, kMappingBytes, MADV_DONTNEED};
+      const uint64_t args[] = {ring_, kStacksOffset, MADV_DONTNEED};
       // Giving the ring's pages back is a courtesy: if it fails they stay, unused.
       (void)process.remote_syscall(tid, SYS_madvise, args);
     }
@@ -531,13 +561,15 @@ uint64_t JumpEngine::thread_address(uint32_t slot) const {
 
 std::optional<uint32_t> JumpEngine::thread_slot(uint64_t seen) {
   if (returns_ == 0) return std::nullopt;
-  if (auto cached = thread_slots_.find(seen); cached != thread_slots_.end()) return cached->second;
+  // A goroutine's slot is given back by the agent when its frames are over: never cached.
+  const bool cache = (seen & agent::kGoroutineKey) == 0;
+  if (auto cached = thread_slots_.find(seen); cache && cached != thread_slots_.end()) return cached->second;
   uint32_t at = agent::thread_slot_hash(seen);
   for (uint32_t n = 0; n < agent::kThreadSlots; ++n, at = (at + 1) & (agent::kThreadSlots - 1)) {
     uint64_t owner = 0;
     if (!process_.read(thread_address(at), std::span(reinterpret_cast<uint8_t*>(&owner), 8))) return std::nullopt;
     if (owner == seen) {
-      thread_slots_[seen] = at;
+      if (cache) thread_slots_[seen] = at;
       return at;
     }
     if (owner == 0) return std::nullopt;
@@ -706,14 +738,15 @@ void JumpEngine::write_depth(uint32_t slot, uint64_t depth) {
 }
 
 void JumpEngine::return_trapped(const HitContext& context) {
-  auto slot = thread_slot(seen_tid(context.tid));
+  const agent::FrameOwner owner = frame_owner(context.tid, context.registers);
+  auto slot = thread_slot(owner.key);
   if (!slot) return;
   auto thread = read_thread(*slot);
   if (!thread) return;
   const uint64_t depth_before = thread->depth;
   std::vector<agent::AgentFrame> popped;
   agent::AgentFrame returning{};
-  const bool returns = agent::pop_returning_frame(*thread, context.registers.sp(), context.address, returning,
+  const bool returns = agent::pop_returning_frame(*thread, owner.sp, context.address, returning,
                                                   [&](const agent::AgentFrame& frame) { popped.push_back(frame); });
   if (thread->depth == depth_before) return;
   write_depth(*slot, thread->depth);
@@ -731,8 +764,10 @@ void JumpEngine::release_finished_frames() {
     auto slot = thread_slot(seen_tid(tid));
     if (!slot) continue;
     auto registers = process_.get_registers(tid);
+    // A thread inside the agent is on an agent stack: its stack pointer says nothing of its frames.
+    if (!registers || on_agent_stack(registers->sp())) continue;
     auto thread = read_thread(*slot);
-    if (!registers || !thread) continue;
+    if (!thread) continue;
     // Frames entered below the stack pointer are over: the thread is back in a caller.
     std::vector<agent::AgentFrame> over;
     agent::discard_frames_at_or_below(*thread, registers->sp() - 1, [&](const agent::AgentFrame& frame) { over.push_back(frame); });

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "arch/jump_arch.h"
+#include "probe/agent/return_frames.h"
 #include "probe/agent_aggregation.h"
 #include "probe/agent_capture.h"
 #include "probe/agent_ring_reader.h"
@@ -137,6 +138,8 @@ class JumpEngine final : public supervisor::Participant {
   // that stay mapped and readable for the rest of the process's life. At most
   // agent::kReadableRanges are used.
   void set_readable_ranges(std::vector<std::pair<uint64_t, uint64_t>> ranges);
+  // A Go program: return probes keep their frames per goroutine (agent::kGoroutineKey).
+  void set_goroutine_frames(bool on);
   // A thread stopped on the breakpoint that watches the return site `context.address`.
   void return_trapped(const HitContext& context);
   // The thread is gone: its frame stack in the process is freed.
@@ -244,7 +247,13 @@ class JumpEngine final : public supervisor::Participant {
   std::vector<uint64_t> site_table_;                       // our copy of AgentReturnState::sites
   std::map<uint64_t, uint32_t> thread_slots_;              // seen tid -> AgentReturnState slot
   std::vector<std::pair<uint64_t, uint64_t>> readable_;
+  bool goroutine_frames_ = false;
   void write_readable_ranges();
+  void write_goroutine_frames();
+  // Whether `sp` lies on one of the agent's stacks (the thread is inside the agent).
+  bool on_agent_stack(uint64_t sp) const;
+  // The frame stack (agent::frame_owner) of the thread `tid` stopped with `registers`.
+  agent::FrameOwner frame_owner(pid_t tid, const target::Registers& registers);
 };
 
 }  // namespace xprobe::probe::engine

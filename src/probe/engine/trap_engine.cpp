@@ -262,8 +262,16 @@ void TrapEngine::drop_frame(const Frame& frame, bool discarded) {
   if (--site->second->return_waiters == 0 && probe_removed) release_site_if_unused(frame.return_address);
 }
 
-void TrapEngine::discard_frames_below(pid_t tid, uint64_t stack_pointer) {
-  auto stack = shadow_stacks_.find(tid);
+agent::FrameOwner TrapEngine::frame_owner(target::Process& process, pid_t tid, const target::Registers& registers) {
+  return agent::frame_owner(goroutine_frames_, static_cast<uint64_t>(tid), sp(registers), registers.goroutine(),
+                            [&process](uint64_t address, uint64_t* words, uint32_t count) {
+                              return static_cast<bool>(process.read(
+                                  address, std::span(reinterpret_cast<uint8_t*>(words), size_t{count} * 8)));
+                            });
+}
+
+void TrapEngine::discard_frames_below(const agent::FrameOwner& owner, uint64_t stack_pointer) {
+  auto stack = shadow_stacks_.find(owner.key);
   if (stack == shadow_stacks_.end()) return;
   while (!stack->second.empty() && stack->second.back().entry_sp < stack_pointer) {
     Frame frame = std::move(stack->second.back());
@@ -273,9 +281,10 @@ void TrapEngine::discard_frames_below(pid_t tid, uint64_t stack_pointer) {
 }
 
 void TrapEngine::return_site_hit(pid_t tid, uint64_t address, target::Registers& registers, const HitContext& context) {
-  auto stack = shadow_stacks_.find(tid);
+  const agent::FrameOwner owner = frame_owner(context.process, tid, registers);
+  auto stack = shadow_stacks_.find(owner.key);
   if (stack == shadow_stacks_.end()) return;
-  const uint64_t stack_pointer = sp(registers);
+  const uint64_t stack_pointer = owner.sp;
   // Innermost frames are at the back; the matching rule is the agent's (return_frames.h).
   struct ShadowStack {
     std::vector<Frame>& frames;
@@ -303,6 +312,10 @@ void TrapEngine::return_site_hit(pid_t tid, uint64_t address, target::Registers&
     }
   }
   drop_frame(*returning, !matches);
+  // Goroutines come and go by the million: an empty stack of one is forgotten.
+  if ((owner.key & agent::kGoroutineKey) != 0) {
+    if (auto left = shadow_stacks_.find(owner.key); left != shadow_stacks_.end() && left->second.empty()) shadow_stacks_.erase(left);
+  }
 }
 
 Status TrapEngine::resume_past(Process& process, pid_t tid, Site& site, target::Registers& registers) {
@@ -386,7 +399,8 @@ Result<supervisor::TrapDisposition> TrapEngine::on_trap(const supervisor::TrapSt
       }
       // Frames entered at or below this stack pointer are over (a live caller's frame lies
       // above); dropping them may unplant a return site, so that comes before planting ours.
-      discard_frames_below(tid, sp(*registers) + 1);
+      const agent::FrameOwner owner = frame_owner(process, tid, *registers);
+      discard_frames_below(owner, owner.sp + 1);
       auto return_site = site_for(*return_address);
       if (!return_site) {
         ++probe.stats.misses;
@@ -396,11 +410,11 @@ Result<supervisor::TrapDisposition> TrapEngine::on_trap(const supervisor::TrapSt
       frame.probe = id;
       frame.function = address;
       frame.return_address = *return_address;
-      frame.entry_sp = sp(*registers);
+      frame.entry_sp = owner.sp;
       if (probe.spec.save_at_entry) frame.saved = probe.spec.save_at_entry(context);
       ++(*return_site)->return_waiters;
       ++probe.active;
-      shadow_stacks_[tid].push_back(std::move(frame));
+      shadow_stacks_[owner.key].push_back(std::move(frame));
     }
     current_tid_ = 0;
     if (supervisor_.detached()) return TrapDisposition::Handled;  // a callback detached: the thread is back already
@@ -473,7 +487,7 @@ void TrapEngine::clean_forked_child(Process& child) {
 void TrapEngine::on_thread_exited(pid_t tid) {
   replays_.erase(tid);
   unresumed_traps_.erase(tid);
-  auto stack = shadow_stacks_.find(tid);
+  auto stack = shadow_stacks_.find(static_cast<uint64_t>(tid));
   if (stack == shadow_stacks_.end()) return;
   std::vector<Frame> frames = std::move(stack->second);
   shadow_stacks_.erase(stack);

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "arch/probe_arch.h"
+#include "probe/agent/return_frames.h"
 #include "probe/engine/code_areas.h"
 #include "probe/engine/hit_context.h"
 #include "supervisor/participant.h"
@@ -78,6 +79,9 @@ class TrapEngine final : public supervisor::Participant {
   // its callbacks are not called; its breakpoint goes when no other probe uses its address,
   // and a return site when no frame waits there any more. Its statistics stay.
   Status remove_probe(ProbeId id);
+  // A Go program: return probes keep their shadow stacks per goroutine (agent::frame_owner),
+  // since goroutines move between threads and their stacks are copied as they grow.
+  void set_goroutine_frames(bool on) { goroutine_frames_ = on; }
   // A breakpoint for the tracer's own use (the dynamic linker's r_brk, unwinder hooks):
   // same mechanics, never counted or reported as a probe.
   Result<ProbeId> add_internal_breakpoint(uint64_t address, std::function<void(const HitContext&)> callback);
@@ -110,7 +114,9 @@ class TrapEngine final : public supervisor::Participant {
   Result<uint64_t> allocate_slot(uint64_t near, pid_t tid);
   Status resume_past(target::Process& process, pid_t tid, Site& site, target::Registers& registers);
   void return_site_hit(pid_t tid, uint64_t address, target::Registers& registers, const HitContext& context);
-  void discard_frames_below(pid_t tid, uint64_t stack_pointer);
+  void discard_frames_below(const agent::FrameOwner& owner, uint64_t stack_pointer);
+  // Whose shadow stack a stop of `tid` with `registers` belongs to (agent::frame_owner).
+  agent::FrameOwner frame_owner(target::Process& process, pid_t tid, const target::Registers& registers);
   void drop_frame(const Frame& frame, bool discarded);
   Status move_thread_out_of_slot(target::Process& process, pid_t tid, bool remember_replay);
   const Site* site_of_slot_ip(uint64_t ip) const;
@@ -129,7 +135,9 @@ class TrapEngine final : public supervisor::Participant {
   std::string arch_refusal_;  // why there is no arch_
   std::map<uint64_t, std::unique_ptr<Site>> sites_;
   std::map<ProbeId, std::unique_ptr<Probe>> probes_;
-  std::map<pid_t, std::vector<Frame>> shadow_stacks_;
+  // By agent::FrameOwner key: a thread's tid, or in a Go program a goroutine's key.
+  std::map<uint64_t, std::vector<Frame>> shadow_stacks_;
+  bool goroutine_frames_ = false;
   CodeAreas areas_;  // the slots
   // tid -> {address, stack pointer} of a hit being replayed
   std::map<pid_t, std::pair<uint64_t, uint64_t>> replays_;

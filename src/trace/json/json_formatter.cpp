@@ -37,6 +37,8 @@ std::string json_element(uint64_t raw, const probe::FetchType& type, const Symbo
   return json_quote(text);
 }
 
+}  // namespace
+
 std::string json_value(const probe::FetchedValue& value, const Symbolizer& symbolizer) {
   std::vector<std::string> elements;
   if (value.type.is_string()) {
@@ -47,8 +49,6 @@ std::string json_value(const probe::FetchedValue& value, const Symbolizer& symbo
   if (!value.type.is_array()) return elements.empty() ? std::string("null") : elements.front();
   return fmt::format("[{}]", fmt::join(elements, ","));
 }
-
-}  // namespace
 
 std::string json_quote(std::string_view text) {
   std::string out = "\"";

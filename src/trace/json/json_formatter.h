@@ -21,6 +21,9 @@ std::string format_json_event(const EventRecord& record, const EventCatalog& cat
                               const Symbolizer& symbolizer = {});
 
 std::string json_quote(std::string_view text);
+// One argument's value as this format writes it (a number, a string, null, an array); the
+// Trace Event Format writer puts the same values in its "args".
+std::string json_value(const probe::FetchedValue& value, const Symbolizer& symbolizer = {});
 
 // The "json" output format (output_format.h): no header, one line per event.
 std::unique_ptr<EventWriter> make_json_writer(const FormatContext& context);

@@ -17,6 +17,8 @@ inline constexpr long kSysGetcpu = 168;
 // Words of the saved block (struct user_pt_regs order: x0..x30, sp, pc, pstate).
 inline constexpr uint32_t kIpWord = 32;
 inline constexpr uint32_t kSpWord = 31;
+// Go's register ABI keeps the running goroutine's g in x28.
+inline constexpr uint32_t kGoroutineWord = 28;
 
 inline long syscall6(long number, long a, long b, long c, long d, long e, long f) {
   register long x8 __asm__("x8") = number;
@@ -31,6 +33,23 @@ inline long syscall6(long number, long a, long b, long c, long d, long e, long f
 }
 
 // The return address of a function entered with `registers`: the link register, x30.
+// Calls `function(a, b)` with sp at `top` (16-aligned), back on the caller's stack after it.
+// x19 keeps the caller's sp across the call (callee-saved).
+inline void call_on_stack(uint64_t top, void (*function)(const void*, const void*), const void* a, const void* b) {
+  register const void* x0 __asm__("x0") = a;
+  register const void* x1 __asm__("x1") = b;
+  register uint64_t x2 __asm__("x2") = top;
+  register void (*x3)(const void*, const void*) __asm__("x3") = function;
+  __asm__ volatile("mov x19, sp\n\t"
+                   "mov sp, x2\n\t"
+                   "blr x3\n\t"
+                   "mov sp, x19"
+                   : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3)
+                   :
+                   : "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15", "x16", "x17",
+                     "x18", "x19", "x30", "memory", "cc");
+}
+
 inline uint64_t return_address_at_entry(const uint64_t* registers) { return registers[30]; }
 
 // The generic timer's virtual count (CNTVCT_EL0, readable at EL0 on Linux; the ISB keeps it

@@ -16,6 +16,8 @@ inline constexpr long kSysProcessVmReadv = 310;
 // Words of the saved block (struct user_regs_struct order).
 inline constexpr uint32_t kIpWord = 16;
 inline constexpr uint32_t kSpWord = 19;
+// Go's register ABI keeps the running goroutine's g in r14.
+inline constexpr uint32_t kGoroutineWord = 1;
 
 inline long syscall6(long number, long a, long b, long c, long d, long e, long f) {
   long result;
@@ -32,6 +34,18 @@ inline long syscall6(long number, long a, long b, long c, long d, long e, long f
 // The return address of a function entered with `registers`: the call just pushed it.
 inline uint64_t return_address_at_entry(const uint64_t* registers) {
   return *reinterpret_cast<const uint64_t*>(registers[kSpWord]);
+}
+
+// Calls `function(a, b)` with the stack pointer at `top` (16-aligned), back on the caller's
+// stack after it. rbx keeps the caller's rsp across the call (callee-saved).
+inline void call_on_stack(uint64_t top, void (*function)(const void*, const void*), const void* a, const void* b) {
+  __asm__ volatile("mov %%rsp, %%rbx\n\t"
+                   "mov %%rcx, %%rsp\n\t"
+                   "call *%%rax\n\t"
+                   "mov %%rbx, %%rsp"
+                   : "+D"(a), "+S"(b), "+a"(function), "+c"(top)
+                   :
+                   : "rbx", "rdx", "r8", "r9", "r10", "r11", "memory", "cc");
 }
 
 // The TSC, and the cpu from TSC_AUX (Linux keeps the cpu number in its low 12 bits).
