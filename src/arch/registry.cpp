@@ -33,6 +33,8 @@ Result<const JumpArch*> jump_arch(insn::Arch arch) {
   return make_error(fmt::format("the jump engine handles x86-64 only, not {} code", insn::arch_name(arch)));
 }
 
+insn::Arch host_arch() { return insn::Arch::X86_64; }
+
 Result<const SyscallAbi*> syscall_abi(insn::Arch arch) {
   switch (arch) {
     case insn::Arch::X86_64: return &x86::x86_64_syscall_abi();
@@ -53,6 +55,8 @@ Result<const ProbeArch*> probe_arch(insn::Arch arch) {
 Result<const JumpArch*> jump_arch(insn::Arch arch) {
   return make_error(fmt::format("the jump engine of an arm64 xprobe does not handle {} code yet", insn::arch_name(arch)));
 }
+
+insn::Arch host_arch() { return insn::Arch::AArch64; }
 
 Result<const SyscallAbi*> syscall_abi(insn::Arch arch) {
   if (arch == insn::Arch::AArch64) return &arm64::arm64_syscall_abi();

@@ -21,5 +21,8 @@ Result<const ProbeArch*> probe_arch(insn::Arch arch);
 Result<const JumpArch*> jump_arch(insn::Arch arch);
 // Remote system calls in threads running `arch` code.
 Result<const SyscallAbi*> syscall_abi(insn::Arch arch);
+// The tracer's own architecture: what definitions are parsed for before a process's code is
+// known (x86-64 on an x86-64 xprobe, AArch64 on an arm64 one).
+insn::Arch host_arch();
 
 }  // namespace xprobe::arch

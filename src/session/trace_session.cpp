@@ -289,7 +289,7 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   std::vector<Aggregation> aggregations_;
   uint64_t next_interval_ns_ = 0;
   std::vector<size_t> pending_;  // indices into definitions_
-  insn::Arch definitions_arch_ = insn::Arch::X86_64;  // what definitions_ were parsed for
+  insn::Arch definitions_arch_ = arch::host_arch();  // what definitions_ were parsed for
   std::unique_ptr<target::Process> process_;
   std::unique_ptr<supervisor::Supervisor> supervisor_;
   std::unique_ptr<probe::engine::TrapEngine> engine_;
@@ -335,7 +335,8 @@ std::string describe_probe_point(const probe::ResolvedPoint& point) {
 }
 
 bool TraceSession::parse_definitions() {
-  const probe::ParseOptions parse_options;
+  probe::ParseOptions parse_options;
+  parse_options.arch = definitions_arch_;
   std::vector<probe::ProbeDefinition> parsed;
   // Source-level lines (perf probe's places, variables, SDT markers) become kernel-syntax
   // definitions first.

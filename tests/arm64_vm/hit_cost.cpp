@@ -1,11 +1,12 @@
 // Issue 12's per-hit costs, measured inside the AArch64 VM side by side in one run: the
-// kernel's own uprobes and xprobe's breakpoint engine (the trap engine through its library
-// API: xprobe's command is not built for arm64 yet, so no event formatting) on the same
-// workload (bench/workload/work_bench.c, cross-built): an entry probe on work(a, b), entry and
-// return, and a string argument of work_str(s). The jump engine has no AArch64 back end yet.
-// Each case runs the workload's timed loop; per hit = loop time / calls (untraced shown too).
+// kernel's own uprobes, xprobe's breakpoint engine through its library API (the trap engine
+// alone: no fetch programs, no event formatting) and the `xprobe trace` command given the
+// kernel's definitions unchanged (events formatted into a file), on the same workload
+// (bench/workload/work_bench.c, cross-built): an entry probe on work(a, b), entry and return,
+// and a string argument of work_str(s). The jump engine has no AArch64 back end yet. Each
+// case runs the workload's timed loop; per hit = loop time / calls (untraced shown too).
 //
-// usage (inside the VM): arm64_hit_cost WORK_BENCH CALLS
+// usage (inside the VM): arm64_hit_cost WORK_BENCH CALLS XPROBE
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -123,15 +124,28 @@ long run_kernel(const std::vector<std::string>& argv, const std::string& timing,
   return ns;
 }
 
+// `xprobe trace` with `definitions` (the kernel's, unchanged), events written to a file.
+long run_xprobe_command(const std::string& xprobe, const std::vector<std::string>& argv, const std::string& timing,
+                        const std::vector<std::string>& definitions) {
+  std::vector<std::string> command = {xprobe, "trace", "-o", "/tmp/arm64_hit_cost.events"};
+  for (const auto& definition : definitions) command.insert(command.end(), {"-e", definition});
+  command.push_back("--");
+  command.insert(command.end(), argv.begin(), argv.end());
+  const long ns = run_untraced(command, timing);
+  unlink("/tmp/arm64_hit_cost.events");
+  return ns;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: arm64_hit_cost WORK_BENCH CALLS\n");
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: arm64_hit_cost WORK_BENCH CALLS XPROBE\n");
     return 2;
   }
   const std::string bench = argv[1];
   const long calls = std::stol(argv[2]);
+  const std::string xprobe_path = argv[3];
   const std::string timing = "/tmp/arm64_hit_cost.timing";
   auto file = elf::ElfFile::open(bench);
   if (!file) {
@@ -165,7 +179,8 @@ int main(int argc, char** argv) {
       {"entry+return", false, {"p:costs/entry " + at_work + " a=%x0 b=%x1", "r:costs/ret " + at_work + " rv=%x0"}, true},
       {"string", true, {"p:costs/str " + at_work_str + " s=+0(%x0):string"}, false},
   };
-  std::printf("%-14s %14s %14s %14s %10s\n", "ns/hit", "untraced", "kernel uprobe", "xprobe trap", "trap/kernel");
+  std::printf("%-14s %14s %14s %14s %14s %10s %10s\n", "ns/hit", "untraced", "kernel uprobe", "trap engine", "xprobe trace",
+              "trap/kern", "trace/kern");
   int status = 0;
   for (const Case& c : cases) {
     const auto args = workload(bench, calls, c.str, timing);
@@ -173,11 +188,13 @@ int main(int argc, char** argv) {
     const long kernel = run_kernel(args, timing, *tracefs, c.kernel);
     const uint64_t link = link_address(*file, c.str ? "work_str" : "work");
     const long trap = run_trap_engine(args, timing, link, file->position_independent(), c.with_return, c.str);
-    if (untraced < 0 || kernel < 0 || trap < 0) status = 1;
+    const long command = run_xprobe_command(xprobe_path, args, timing, c.kernel);
+    if (untraced < 0 || kernel < 0 || trap < 0 || command < 0) status = 1;
     const double per = static_cast<double>(calls);
     auto per_hit = [&](long ns) { return static_cast<double>(ns) / per; };
-    std::printf("%-14s %14.0f %14.0f %14.0f %9.2fx\n", c.name, per_hit(untraced), per_hit(kernel), per_hit(trap),
-                kernel > 0 ? static_cast<double>(trap) / static_cast<double>(kernel) : 0.0);
+    auto ratio = [&](long ns) { return kernel > 0 ? static_cast<double>(ns) / static_cast<double>(kernel) : 0.0; };
+    std::printf("%-14s %14.0f %14.0f %14.0f %14.0f %9.2fx %9.2fx\n", c.name, per_hit(untraced), per_hit(kernel),
+                per_hit(trap), per_hit(command), ratio(trap), ratio(command));
   }
   return status;
 }

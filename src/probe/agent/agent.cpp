@@ -563,7 +563,10 @@ inline bool switched_off(const AgentRingHeader& ring, uint32_t probe_index) {
   return __atomic_load_n(&ring.disabled[probe_index], __ATOMIC_RELAXED) != 0;
 }
 
-// Records one event of `probe` (its ops from `first_op`) into the ring.
+uint64_t current_tid() { return static_cast<uint64_t>(syscall6(kSysGettid, 0, 0, 0, 0, 0, 0)); }
+
+// Records one event of `probe` (its ops from `first_op`) into the ring. `tid` 0: not asked yet
+// (a system call: a hit the filter turns away or an aggregation takes never needs it).
 void record(const AgentProbe& probe, uint32_t first_op, const uint64_t* registers, uint64_t tid,
             const ReturnFacts& facts) {
   auto* ring = reinterpret_cast<AgentRingHeader*>(probe.ring);
@@ -614,6 +617,10 @@ void record(const AgentProbe& probe, uint32_t first_op, const uint64_t* register
       return;
     }
   }
+  if (tid == 0) {
+    tid = current_tid();
+    *reinterpret_cast<uint64_t*>(scratch + 16) = tid;  // the staged record's first word
+  }
   // Lengths are multiples of 16, so that what is left at the end of the ring always holds a
   // filler's two words.
   const uint64_t length = staged_fits ? (static_cast<uint64_t>(staged.at() - scratch) + 15) & ~uint64_t{15} : probe.max_record;
@@ -662,8 +669,6 @@ void record(const AgentProbe& probe, uint32_t first_op, const uint64_t* register
     store_release(words, kCommitted | uint64_t{probe.probe_index} << 32 | length);
   }
 }
-
-uint64_t current_tid() { return static_cast<uint64_t>(syscall6(kSysGettid, 0, 0, 0, 0, 0, 0)); }
 
 // The thread's frame stack; with `claim`, a free slot becomes its own. Null when none is free.
 AgentThread* find_thread(AgentReturnState& state, uint64_t tid, bool claim) {
@@ -825,7 +830,7 @@ void hit_on_agent_stack(const void* probe_address, const void* registers_address
   const auto& probe = *static_cast<const AgentProbe*>(probe_address);
   const auto* registers = static_cast<const uint64_t*>(registers_address);
   switch (probe.kind) {
-    case kKindEvent: record(probe, 0, registers, current_tid(), ReturnFacts{}); break;
+    case kKindEvent: record(probe, 0, registers, 0, ReturnFacts{}); break;
     case kKindReturnEntry: return_entry(probe, registers); break;
     case kKindReturnSite: return_site(probe, registers); break;
     default: break;

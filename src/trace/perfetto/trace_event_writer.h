@@ -15,6 +15,9 @@
 // probe point; its return event closes it ("E", with the return's arguments). A return that
 // finds its function's slice under others closes those first: they were unwound past
 // (longjmp, an exception), and the engines' return matching reported no return for them.
+// The events carry no stack pointer, so a call abandoned by a longjmp out of a recursion
+// cannot be told from a live call of the same function: it stays open until a return of a
+// function that encloses it (or the end), balanced but longer than it ran.
 // Every other event is an instant event on its thread's track. Timestamps are microseconds
 // (CLOCK_MONOTONIC), never decreasing on a thread. The only state is each thread's stack of
 // open slices (bounded: a deeper entry becomes an instant event). end() closes what is still
