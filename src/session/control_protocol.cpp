@@ -30,16 +30,6 @@ Result<std::string> own_directory(const std::string& path, bool create) {
   return path;
 }
 
-bool write_all(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
-
 Result<std::string> read_line(int fd) {
   std::string line;
   char c = 0;
@@ -55,6 +45,17 @@ Result<std::string> read_line(int fd) {
 }
 
 }  // namespace
+
+bool send_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
 
 Result<std::string> control_directory(bool create) {
   if (const char* runtime = std::getenv("XDG_RUNTIME_DIR"); runtime != nullptr && runtime[0] == '/') {
@@ -145,7 +146,7 @@ Result<int> connect_session(const std::string& socket_path) {
 }
 
 Result<ControlReply> send_request(int fd, std::string_view line) {
-  if (!write_all(fd, fmt::format("{}\n", line))) return make_error(fmt::format("sending the request: {}", std::strerror(errno)));
+  if (!send_all(fd, fmt::format("{}\n", line))) return make_error(fmt::format("sending the request: {}", std::strerror(errno)));
   auto status = read_line(fd);
   if (!status) return status.error();
   ControlReply reply;

@@ -38,5 +38,7 @@ std::string encode_reply(const ControlReply& reply);
 Result<int> connect_session(const std::string& socket_path);
 // Sends the request line and reads its reply (fd stays open for the next).
 Result<ControlReply> send_request(int fd, std::string_view line);
+// Sends all of `bytes` on the socket `fd` (no SIGPIPE when the peer has gone): false if it could not.
+bool send_all(int fd, std::string_view bytes);
 
 }  // namespace xprobe::session

@@ -18,16 +18,6 @@
 namespace xprobe::session {
 namespace {
 
-bool send_all(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
-
 // Threads made here start with every signal blocked (they inherit the creator's mask).
 template <typename Function>
 std::thread thread_without_signals(Function function) {

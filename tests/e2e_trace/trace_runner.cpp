@@ -129,25 +129,14 @@ std::vector<TraceEvent> parse_trace(const std::string& text, std::vector<std::st
 
 TracedRun run_xprobe(const std::vector<std::string>& xprobe_args, const std::vector<std::string>& command,
                      bool only_event_lines) {
-  TracedRun run;
-  const std::string out = temp_path("out"), err = temp_path("err"), events = temp_path("events");
-  std::vector<std::string> argv{XPROBE_PATH, "trace", "-o", events};
-  argv.insert(argv.end(), xprobe_args.begin(), xprobe_args.end());
-  if (!command.empty()) {
-    argv.push_back("--");
-    argv.insert(argv.end(), command.begin(), command.end());
-  }
-  run.xprobe_status = spawn_and_wait(argv, out, err);
-  run.program_output = read_text_file(out);
-  run.diagnostics = read_text_file(err);
+  const std::string events = temp_path("events");
+  TracedRun run = run_xprobe_into(events, xprobe_args, command);
   run.trace_text = read_text_file(events);
   std::vector<std::string> bad;
   run.events = parse_trace(run.trace_text, &bad);
   if (only_event_lines) {
     EXPECT_TRUE(bad.empty()) << "unparseable trace lines, first: " << (bad.empty() ? "" : bad.front());
   }
-  unlink(out.c_str());
-  unlink(err.c_str());
   unlink(events.c_str());
   return run;
 }
