@@ -3,6 +3,7 @@
 # (symbol names instead of file offsets), ftrace output into a file (-o), events counted
 # by line; a drop count printed at exit ("dropped N" / "lost N") is summed.
 #   xprobe.sh throughput DELAY_NS THREADS N WORKDIR   one event-throughput run (peak RSS too)
+# XPROBE_BEFORE=PATH adds that xprobe's hit runs as "xprobe-before" (before/after in one run).
 source "$(dirname "$0")/common.sh"
 
 # Engines to measure: XPROBE_ENGINES (space-separated values for --engine), else the
@@ -62,13 +63,20 @@ hit() {
   mapfile -t args < <(workload_args "$mode" "$threads" "$n" "$dir/timing")
   local defs=()
   while read -r line; do defs+=(-e "$line"); done < <(definitions "$mode")
+  # XPROBE_BEFORE: another build's xprobe, measured in the same run as "xprobe-before" (the
+  # before/after table of a change, in ratios of one run).
+  local binary suffix
+  for binary in "$XPROBE" ${XPROBE_BEFORE:+"$XPROBE_BEFORE"}; do
+  suffix=""
+  [ "$binary" = "$XPROBE" ] || suffix="-before"
   for engine in $(engines); do
     rm -f "$dir/trace" "$dir/timing"
     local rc=0
-    "$XPROBE" trace $(engine_options "$engine") --summary "${defs[@]}" -o "$dir/trace" -- "$WORK_BENCH" "${args[@]}" \
+    "$binary" trace $(engine_options "$engine") --summary "${defs[@]}" -o "$dir/trace" -- "$WORK_BENCH" "${args[@]}" \
       >/dev/null 2>"$dir/stderr" || rc=$?
     local tracer=xprobe
     [ "$engine" = default ] || tracer="xprobe-$engine"
+    tracer+=$suffix
     if [ "$rc" != 0 ] || [ ! -s "$dir/timing" ]; then
       json tracer="$tracer" mode="$mode" threads="$threads" n="$n" \
         status="failed: exit $rc: $(grep -v '^$' "$dir/stderr" | tail -1 | cut -c1-160)"
@@ -77,6 +85,7 @@ hit() {
     json tracer="$tracer" mode="$mode" threads="$threads" n="$n" loop_ns="$(loop_ns_from "$dir/timing")" \
       events="$(count_events "$dir/trace")" expected="$(expected_events "$mode" "$n")" lost="$(dropped_from "$dir/stderr")" \
       misses="$(misses_from "$dir/stderr")"
+  done
   done
 }
 

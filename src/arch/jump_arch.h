@@ -105,6 +105,9 @@ class JumpArch {
   virtual Result<std::vector<uint8_t>> build_redirect(const BranchRedirect& redirect, uint64_t to) const = 0;
   // The counter the agent stamps records with (AgentRecord::tsc), read by the tracer now.
   virtual uint64_t read_clock() const = 0;
+  // Whether the agent may read its thread pointer on this machine (agent_arch.h's
+  // read_thread_pointer), and so remember thread ids per thread (AgentRingHeader::tid_cache).
+  virtual bool agent_reads_thread_pointer() const { return false; }
 };
 
 }  // namespace xprobe::arch

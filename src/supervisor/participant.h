@@ -51,6 +51,9 @@ class Participant {
   // process's memory: put the program's bytes back (every thread of `child` stopped). Then
   // release_threads(child), then it is detached.
   virtual void clean_forked_child(target::Process& /*child*/) {}
+  // A vfork child starts (`running`, before it runs) or stops (exec, exit, detach) running in
+  // the traced process's memory, with the thread pointer of the thread that called vfork.
+  virtual void on_vfork_child(bool /*running*/) {}
   // The traced process exec'ed: nothing of the old image is left. Also while detaching.
   virtual void on_exec() {}
 

@@ -95,11 +95,15 @@ Status Supervisor::deliver_signal(Process& space, pid_t tid, int signal) {
   return space.resume(tid, signal);
 }
 
-Status Supervisor::on_fork(const StopEvent& event) {
+Status Supervisor::on_fork(const StopEvent& event, bool in_traced_memory) {
   auto child = Process::adopt_child(event.new_pid);
   if (!child) return {};  // it died already
   if (event.kind == StopKind::Vfork) {
     // It shares our memory (and breakpoints) until it execs or exits: keep handling its hits.
+    if (in_traced_memory) {
+      vfork_in_traced_memory_.insert(event.new_pid);
+      for (Participant* participant : participants_) participant->on_vfork_child(true);
+    }
     Process& adopted = *(vfork_children_[event.new_pid] = std::move(*child));
     return adopted.resume_all();
   }
@@ -114,6 +118,11 @@ Status Supervisor::on_fork(const StopEvent& event) {
   for (Participant* participant : participants_) participant->clean_forked_child(**child);
   for (Participant* participant : participants_) static_cast<void>(participant->release_threads(**child));
   return (*child)->detach();
+}
+
+void Supervisor::vfork_child_left(pid_t pid) {
+  if (vfork_in_traced_memory_.erase(pid) == 0) return;
+  for (Participant* participant : participants_) participant->on_vfork_child(false);
 }
 
 void Supervisor::on_exec() {
@@ -142,17 +151,19 @@ Status Supervisor::on_vfork_child_event(pid_t tid) {
       // A new image without breakpoints. A child that cannot be detached is gone.
       static_cast<void>(child.detach());
       vfork_children_.erase(it);
+      vfork_child_left(tid);
       return {};
     case StopKind::Exited:
     case StopKind::Killed:
       vfork_children_.erase(it);
+      vfork_child_left(tid);
       return {};
     case StopKind::Signal:
       return deliver_signal(child, event.tid, event.signal);
     case StopKind::Fork:
     case StopKind::Vfork:
       // A grandchild that cannot be adopted is gone; the child goes on either way.
-      static_cast<void>(on_fork(event));
+      static_cast<void>(on_fork(event, vfork_in_traced_memory_.count(tid) != 0));
       return child.resume(event.tid);
     case StopKind::ThreadExited:
     case StopKind::Foreign:
@@ -237,7 +248,7 @@ Result<RunResult> Supervisor::run() {
         break;
       case StopKind::Fork:
       case StopKind::Vfork:
-        handled = on_fork(event);
+        handled = on_fork(event, true);
         if (handled) handled = process_.resume(event.tid);
         break;
       case StopKind::Exec:
@@ -326,6 +337,7 @@ Status Supervisor::detach() {
     static_cast<void>(child->detach());
   }
   vfork_children_.clear();
+  while (!vfork_in_traced_memory_.empty()) vfork_child_left(*vfork_in_traced_memory_.begin());
   for (auto& [pid, child] : followed_) {
     for (Participant* participant : participants_) static_cast<void>(participant->release_threads(*child));
     static_cast<void>(child->detach());

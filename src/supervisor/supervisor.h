@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <vector>
 
@@ -79,7 +80,10 @@ class Supervisor final : private target::ThreadExitListener {
   unsigned idle_interval() const;
   Status on_trap(target::Process& space, const target::StopEvent& event, bool report);
   Status deliver_signal(target::Process& space, pid_t tid, int signal);
-  Status on_fork(const target::StopEvent& event);
+  // `in_traced_memory`: the parent runs in the traced process's memory (it or a vfork child).
+  Status on_fork(const target::StopEvent& event, bool in_traced_memory = false);
+  // A vfork child is gone from the traced process's memory (participant::on_vfork_child).
+  void vfork_child_left(pid_t pid);
   void on_exec();
   void thread_exited(pid_t tid);
   Status on_foreign(pid_t tid);
@@ -92,6 +96,7 @@ class Supervisor final : private target::ThreadExitListener {
   insn::Arch arch_ = insn::Arch::X86_64;
   std::vector<Participant*> participants_;
   std::map<pid_t, std::unique_ptr<target::Process>> vfork_children_;
+  std::set<pid_t> vfork_in_traced_memory_;  // those of vfork_children_ that share process_'s memory
   std::map<pid_t, std::unique_ptr<target::Process>> followed_;  // by pid
   PatchLedger patches_;
   pid_t handling_tid_ = 0;

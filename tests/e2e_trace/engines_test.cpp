@@ -207,6 +207,26 @@ TEST(Engines, AutoMixesJumpsAndBreakpointsOnOneFunction) {
   EXPECT_EQ(count(run.events, "str"), 3u) << run.trace_text;
 }
 
+TEST(Engines, EveryJumpEventCarriesTheIdOfTheThreadThatMadeIt) {
+  // tid_stamps.c passes its own thread id: threads started one after another on the same
+  // thread pointer, a vfork child on its parent's, a fork child (not followed: no event).
+  // The agent remembers thread ids per thread pointer; none may be another thread's.
+  const std::string program = e2e_program("tid_stamps");
+  const RunResult untraced = run_untraced({program});
+  const TracedRun run = run_xprobe({"--engine", "jump", "--summary", "-e", "p:t/stamp stamp t=%di:s64"}, {program});
+  EXPECT_EQ(run.program_output, untraced.output);
+  EXPECT_EQ(run.xprobe_status, 0) << run.diagnostics;
+  // main 1, 6 threads 2 each, the vfork child 2, main 2 more.
+  ASSERT_EQ(run.events.size(), 17u) << run.trace_text << run.diagnostics;
+  std::set<pid_t> tids;
+  for (const auto& event : run.events) {
+    EXPECT_EQ(std::to_string(event.tid), event.arg("t")) << run.trace_text;
+    tids.insert(event.tid);
+  }
+  EXPECT_EQ(tids.size(), 8u) << run.trace_text;
+  EXPECT_EQ(run.diagnostics.find("dropped"), std::string::npos) << run.diagnostics;
+}
+
 TEST(Engines, ALibraryLoadedWhileAnotherThreadRunsGetsJumps) {
   const RunResult untraced = run_untraced({LOADER_PATH, PLUGIN_PATH, "busy"});
   // A second thread spins while the plugin arrives; the plugin's probe is written with every

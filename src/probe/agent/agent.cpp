@@ -6,8 +6,8 @@
 // CMakeLists.txt) and copied into the traced process as flat bytes, so it must not touch
 // anything the program owns: it calls no library function, takes no lock the program could
 // hold, uses only the thread's stack (a few hundred bytes) and raw system calls that change no
-// state of the program (gettid, process_vm_readv on itself). Every read of program memory
-// goes through process_vm_readv, so a bad pointer is recorded as a fault, never a crash.
+// state of the program (gettid, once per thread; process_vm_readv on itself). Every read of
+// program memory goes through process_vm_readv, so a bad pointer is recorded as a fault.
 #include "probe/agent/agent_abi.h"
 #include "probe/agent/filter_match.h"
 #include "probe/agent/return_frames.h"
@@ -563,7 +563,31 @@ inline bool switched_off(const AgentRingHeader& ring, uint32_t probe_index) {
   return __atomic_load_n(&ring.disabled[probe_index], __ATOMIC_RELAXED) != 0;
 }
 
-uint64_t current_tid() { return static_cast<uint64_t>(syscall6(kSysGettid, 0, 0, 0, 0, 0, 0)); }
+uint64_t gettid_syscall() { return static_cast<uint64_t>(syscall6(kSysGettid, 0, 0, 0, 0, 0, 0)); }
+
+// The calling thread's id: remembered per thread pointer (AgentRingHeader::tid_cache), a
+// system call only on a thread's first hit after an epoch began or when the cache is off.
+uint64_t current_tid(AgentRingHeader& ring) {
+  if (load_acquire(&ring.tid_cache_on) == 0 || load_acquire(&ring.tid_cache_shared) != 0) return gettid_syscall();
+  const uint64_t pointer = read_thread_pointer();
+  if (pointer == 0) return gettid_syscall();
+  const uint64_t epoch = load_acquire(&ring.tid_cache_epoch) & 0xffffffffu;
+  uint32_t at = static_cast<uint32_t>((pointer * 0x9e3779b97f4a7c15ull) >> 54) & (kTidCacheSlots - 1);
+  for (uint32_t n = 0; n < kTidCacheProbes; ++n, at = (at + 1) & (kTidCacheSlots - 1)) {
+    AgentRingHeader::TidSlot& slot = ring.tid_cache[at];
+    uint64_t owner = load_acquire(&slot.thread_pointer);
+    if (owner == 0 && !__atomic_compare_exchange_n(&slot.thread_pointer, &owner, pointer, false, __ATOMIC_ACQ_REL,
+                                                   __ATOMIC_ACQUIRE))
+      continue;  // `owner` is the thread that claimed it first: maybe this one after all
+    if (owner != 0 && owner != pointer) continue;
+    const uint64_t cached = load_acquire(&slot.tid_epoch);
+    if (cached >> 32 == epoch && (cached & 0xffffffffu) != 0) return cached & 0xffffffffu;
+    const uint64_t tid = gettid_syscall();
+    store_release(&slot.tid_epoch, (tid & 0xffffffffu) | epoch << 32);
+    return tid;
+  }
+  return gettid_syscall();  // every slot it may use is another thread's
+}
 
 // Records one event of `probe` (its ops from `first_op`) into the ring. `tid` 0: not asked yet
 // (a system call: a hit the filter turns away or an aggregation takes never needs it).
@@ -618,7 +642,7 @@ void record(const AgentProbe& probe, uint32_t first_op, const uint64_t* register
     }
   }
   if (tid == 0) {
-    tid = current_tid();
+    tid = current_tid(*ring);
     *reinterpret_cast<uint64_t*>(scratch + 16) = tid;  // the staged record's first word
   }
   // Lengths are multiples of 16, so that what is left at the end of the ring always holds a
@@ -753,7 +777,7 @@ void return_entry(const AgentProbe& probe, const uint64_t* registers) {
   if (state == nullptr || probe.probe_index >= kMaxProbes || probe.saved_count > kMaxSavedWords) return;
   if (switched_off(*reinterpret_cast<const AgentRingHeader*>(probe.ring), probe.probe_index)) return;
   AgentProbeCounters& counters = state->counters[probe.probe_index];
-  const uint64_t tid = current_tid();
+  const uint64_t tid = current_tid(*reinterpret_cast<AgentRingHeader*>(probe.ring));
   const FrameOwner owner = owner_of(*state, probe, tid, registers);
   AgentThread* thread = find_thread(*state, owner.key, true);
   if (thread == nullptr) {
@@ -802,7 +826,7 @@ void return_entry(const AgentProbe& probe, const uint64_t* registers) {
 void return_site(const AgentProbe& site, const uint64_t* registers) {
   auto* state = reinterpret_cast<AgentReturnState*>(site.returns);
   if (state == nullptr) return;
-  const uint64_t tid = current_tid();
+  const uint64_t tid = current_tid(*reinterpret_cast<AgentRingHeader*>(site.ring));
   const FrameOwner owner = owner_of(*state, site, tid, registers);
   AgentThread* thread = find_thread(*state, owner.key, false);
   if (thread == nullptr || thread->depth == 0) return;

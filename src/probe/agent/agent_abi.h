@@ -37,6 +37,8 @@ inline constexpr uint32_t kChunkHeaderBytes = 16;
 inline constexpr uint32_t kMaxCopy = 4096;          // one chunk at most (MAX_STRING_SIZE)
 inline constexpr uint32_t kAgentStacks = 256;       // threads inside the agent at once
 inline constexpr uint64_t kAgentStackBytes = 32 * 1024;
+inline constexpr uint32_t kTidCacheSlots = 1024;    // threads whose id the agent remembers
+inline constexpr uint32_t kTidCacheProbes = 8;      // slots a thread looks at
 
 // Saved registers: the trampoline stores word i of the block at index i of the ptrace
 // register block of the architecture for i < kSavedRegisterWords (arch/agent_arch.h). Both
@@ -105,6 +107,24 @@ struct AgentRingHeader {
   // tests it before anything else, so a disabled probe's hit costs the jump into the
   // trampoline and this load; only the tracer writes it (one byte: no torn value).
   uint8_t disabled[kMaxProbes];
+  // The thread id a record carries, without a system call per hit: remembered per thread,
+  // keyed by the thread pointer (fs_base, tpidr_el0), which no two live threads share while
+  // the cache is on. A slot is claimed once by a compare-and-swap of its thread_pointer and
+  // then written only by the thread that has that pointer; its tid_epoch is tid | epoch << 32,
+  // valid only while tid_cache_epoch is that epoch. The tracer keeps it true:
+  //   tid_cache_on   nonzero only when the agent can read the thread pointer (x86: FSGSBASE);
+  //   tid_cache_epoch bumped when a thread exits (the C library gives a new thread the exited
+  //                  one's thread pointer) and in a followed fork child (same pointer, new tid);
+  //   tid_cache_shared nonzero while a vfork child runs in this memory with its parent's
+  //                  pointer: the agent neither trusts nor fills the cache then.
+  uint64_t tid_cache_on;
+  uint64_t tid_cache_epoch;
+  uint64_t tid_cache_shared;
+  uint64_t tid_cache_reserved;
+  struct TidSlot {
+    uint64_t thread_pointer;  // 0: free
+    uint64_t tid_epoch;
+  } tid_cache[kTidCacheSlots];
 };
 
 // One per jump-optimized probe (and one per return site), written by the tracer, read by the

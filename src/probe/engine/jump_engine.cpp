@@ -117,6 +117,9 @@ Status JumpEngine::map_ring(pid_t tid) {
   in_pid_namespace_ = own_pid != process_.pid();
   const uint64_t address = *mapped;
   header.stacks = address + kStacksOffset;
+  header.tid_cache_on = arch_.agent_reads_thread_pointer() ? 1 : 0;
+  header.tid_cache_epoch = tid_cache_epoch_;
+  header.tid_cache_shared = vfork_children_;
   if (auto written = process_.write(address, std::span(reinterpret_cast<const uint8_t*>(&header), kRingHeaderBytes)); !written)
     return written;
   ring_ = address;
@@ -517,6 +520,24 @@ void JumpEngine::on_thread_exiting(pid_t tid) {
   drain();  // what the thread recorded, before its memory goes
   collect_aggregations();
   thread_exited(tid);
+  // A thread created later may get this one's thread pointer (the C library reuses a thread's
+  // stack and its thread block): every remembered id is asked again once. The thread is
+  // stopped until this is written, and its thread block is not reused before it goes on.
+  ++tid_cache_epoch_;
+  write_tid_cache_word(offsetof(AgentRingHeader, tid_cache_epoch), tid_cache_epoch_);
+}
+
+void JumpEngine::on_vfork_child(bool running) {
+  // The child runs with its parent's thread pointer: no remembered id is the child's, and
+  // the child must not leave its own behind. Written before it runs, and once it is gone.
+  vfork_children_ = running ? vfork_children_ + 1 : (vfork_children_ > 0 ? vfork_children_ - 1 : 0);
+  write_tid_cache_word(offsetof(AgentRingHeader, tid_cache_shared), vfork_children_);
+}
+
+void JumpEngine::write_tid_cache_word(size_t offset, uint64_t value) {
+  if (ring_ == 0 || !process_.alive()) return;
+  // A process that cannot be written is gone: there is no hit left to stamp.
+  (void)process_.write(ring_ + offset, std::span(reinterpret_cast<const uint8_t*>(&value), 8));
 }
 
 void JumpEngine::clean_forked_child(target::Process& child) {

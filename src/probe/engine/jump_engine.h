@@ -157,6 +157,7 @@ class JumpEngine final : public supervisor::Participant {
   void return_trapped(const HitContext& context);
   // The thread is gone: its frame stack in the process is freed.
   void thread_exited(pid_t tid);
+  void write_tid_cache_word(size_t offset, uint64_t value);
 
   // Tracing ended (the process exited, was killed, or was detached): a last drain if it is
   // still there, then the records threads reserved and never finished count as lost.
@@ -175,6 +176,7 @@ class JumpEngine final : public supervisor::Participant {
   bool on_own_signal(target::Process& space, pid_t tid, int signal) override;
   void on_thread_exiting(pid_t tid) override;
   void clean_forked_child(target::Process& child) override;
+  void on_vfork_child(bool running) override;
   void on_exec() override;
   unsigned idle_interval_ms() const override { return drain_interval_ms_; }
   void on_idle() override;
@@ -253,6 +255,10 @@ class JumpEngine final : public supervisor::Participant {
   uint64_t clock_mult_written_ = 0;  // the tables' AgentAggTableHeader::clock_mult
   bool draining_ = false;
   bool in_pid_namespace_ = false;
+  // The agent's thread id cache (AgentRingHeader::tid_cache): its epoch, and the vfork
+  // children running in this memory.
+  uint64_t tid_cache_epoch_ = 0;
+  uint64_t vfork_children_ = 0;
   unsigned drain_interval_ms_ = 8;
   std::map<pid_t, pid_t> host_tids_;
   ReturnSiteHost* site_host_ = nullptr;

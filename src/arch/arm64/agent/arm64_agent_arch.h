@@ -63,6 +63,13 @@ inline uint64_t read_clock(uint32_t& cpu) {
   return count;
 }
 
+// The thread pointer (tpidr_el0), readable from user space on every arm64 kernel.
+inline uint64_t read_thread_pointer() {
+  uint64_t base;
+  __asm__ volatile("mrs %0, tpidr_el0" : "=r"(base));
+  return base;
+}
+
 // Saved registers: the whole struct user_pt_regs, x0..x30, sp, pc, pstate.
 inline constexpr uint32_t kSavedBlockWords = 34;
 inline constexpr uint64_t kUnsavedBlockMask = 0;

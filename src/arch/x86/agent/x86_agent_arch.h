@@ -56,6 +56,14 @@ inline uint64_t read_clock(uint32_t& cpu) {
   return (static_cast<uint64_t>(high) << 32) | low;
 }
 
+// The thread pointer (fs_base). rdfsbase faults unless the kernel enabled FSGSBASE: the
+// tracer only lets the agent call this when the kernel says so (AT_HWCAP2).
+inline uint64_t read_thread_pointer() {
+  uint64_t base;
+  __asm__ volatile("rdfsbase %0" : "=r"(base));
+  return base;
+}
+
 // Saved registers: the trampoline (arch/x86/probe_support/trampoline.h) stores the first
 // words of struct user_regs_struct, r15 .. rsp; orig_rax and cs are left without the
 // thread's value.

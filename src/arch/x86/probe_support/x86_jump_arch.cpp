@@ -1,5 +1,6 @@
 #include "arch/x86/probe_support/x86_jump_arch.h"
 
+#include <sys/auxv.h>
 #include <x86intrin.h>
 
 #include "arch/x86/probe_support/execution_plan.h"
@@ -43,6 +44,9 @@ class X86_64JumpArch final : public JumpArch {
   }
   // The agent stamps records with rdtsc (agent_arch.h).
   uint64_t read_clock() const override { return __rdtsc(); }
+  // rdfsbase faults unless the kernel set CR4.FSGSBASE, which it says with HWCAP2_FSGSBASE
+  // (Linux 5.9 and later); the traced process runs on this kernel.
+  bool agent_reads_thread_pointer() const override { return (getauxval(AT_HWCAP2) & (1ul << 1)) != 0; }
 };
 
 }  // namespace
