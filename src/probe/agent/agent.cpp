@@ -173,8 +173,12 @@ struct CapturedArguments {
   uint32_t count;
 };
 
-void copy_bytes(uint8_t* to, const uint8_t* from, uint64_t n) {
-  for (uint64_t i = 0; i < n; ++i) to[i] = from[i];
+// A staged record into the ring, a word at a time (records are whole words: RecordWriter
+// pads every chunk to 8 bytes); the byte loop this replaced was a fifth of a hit's cost.
+void copy_words(uint8_t* to, const uint8_t* from, uint64_t bytes) {
+  auto* out = reinterpret_cast<uint64_t*>(to);
+  const auto* in = reinterpret_cast<const uint64_t*>(from);
+  for (uint64_t i = 0; i < bytes / 8; ++i) out[i] = in[i];
 }
 
 // Runs the probe's ops from `first` to the next kOpEnd; every memory read becomes a chunk the
@@ -637,7 +641,7 @@ void record(const AgentProbe& probe, uint32_t first_op, const uint64_t* register
   // probe could need (a string reserves 4 KiB), and the ring is reserved by the exact size.
   // Only a record that does not fit is recorded again, straight into a maximal reservation.
   constexpr uint32_t kScratchBytes = 512;
-  uint8_t scratch[kScratchBytes];
+  alignas(16) uint8_t scratch[kScratchBytes];
   uint32_t cpu = 0;
   const uint64_t tsc = read_clock(cpu);
   const Reader reader = reader_of(*ring);
@@ -707,7 +711,7 @@ void record(const AgentProbe& probe, uint32_t first_op, const uint64_t* register
   store_release(words, uint64_t{probe.probe_index} << 32 | length);  // reserved, not committed
 
   if (staged_fits) {
-    copy_bytes(record + 16, scratch + 16, static_cast<uint64_t>(staged.at() - scratch) - 16);
+    copy_words(record + 16, scratch + 16, static_cast<uint64_t>(staged.at() - scratch) - 16);
     store_release(words, kCommitted | uint64_t{probe.probe_index} << 32 | length);
     return;
   }

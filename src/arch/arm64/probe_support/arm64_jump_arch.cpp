@@ -39,6 +39,8 @@ class AArch64JumpArch final : public JumpArch {
   Result<std::vector<uint8_t>> build_redirect(const BranchRedirect&, uint64_t) const override {
     return make_error("AArch64 jump plans redirect no branch");
   }
+  // tpidr_el0 is readable from user space on every arm64 Linux (arm64_agent_arch.h).
+  bool agent_reads_thread_pointer() const override { return true; }
   // The agent stamps records with CNTVCT_EL0 (arm64_agent_arch.h).
   uint64_t read_clock() const override {
     uint64_t count;
