@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <regex>
 #include <sstream>
 
 #include "test_support.h"
@@ -440,6 +441,61 @@ TEST(HistOracle, StacktraceKeysAreTheThreadsUserStackAsGdbUnwindsIt) {
   EXPECT_NE(jumped.xprobe_status, 0);
   EXPECT_NE(jumped.diagnostics.find("cannot be jump-optimized: a hist is keyed on common_stacktrace"), std::string::npos)
       << jumped.diagnostics;
+}
+
+// .sym and .sym-offset name a return address as gdb does (visit returns into main), printed
+// with the kernel's "[%llx] %-45ps" and "[%llx] %-55pS"; .execname as "%-16s[%10llu]"; a second
+// sort field orders what the first leaves equal (120 visits: each of the 8 names 15 times).
+TEST(HistOracle, SymbolAndExecnameKeysAndASecondSortFieldPrintAsTheKernels) {
+  const std::vector<std::string> expected = gdb_frames_at_visit();
+  ASSERT_EQ(expected.size(), 3u) << "gdb's frames";
+  const std::string bin = FILTER_CALLS_PATH;
+  const std::string ret = fmt::format("r:xpt_oracle/vret {}:{:#x}", bin, file_offset_of(bin, "visit"));
+  for (const char* engine : {"trap", "jump"}) {
+    TracedRun xprobe = run_xprobe({"--engine", engine, "-e", ret, "-e", visit_definition(), "--hist",
+                                   "xpt_oracle/vret:hist:keys=__probe_ret_ip.sym-offset", "--hist",
+                                   "xpt_oracle/vret:hist:keys=__probe_ret_ip.sym", "--hist",
+                                   "xpt_oracle/visit:hist:keys=common_pid.execname", "--hist",
+                                   "xpt_oracle/visit:hist:keys=name:sort=hitcount,name.descending"},
+                                  {bin, "visits", "120"}, false);
+    ASSERT_EQ(xprobe.xprobe_status, 0) << xprobe.diagnostics;
+    const std::regex sym_offset("\\{ __probe_ret_ip: \\[[0-9a-f]+\\] (.{55}) \\} hitcount: +120");
+    const std::regex sym("\\{ __probe_ret_ip: \\[[0-9a-f]+\\] (.{45}) \\} hitcount: +120");
+    const std::regex execname("\\{ common_pid: filter_calls    \\[ *[0-9]{1,10}\\] \\} hitcount: +120");
+    bool saw_offset = false, saw_sym = false, saw_execname = false;
+    std::vector<std::string> names;
+    for (const std::string& line : lines_of(xprobe.trace_text)) {
+      std::smatch match;
+      if (std::regex_match(line, match, sym_offset)) {
+        std::string text = match[1].str();
+        text = text.substr(0, text.find(' '));
+        EXPECT_EQ(text.substr(0, text.find('/')), expected[1]) << line;
+        saw_offset = true;
+      } else if (std::regex_match(line, match, sym)) {
+        std::string text = match[1].str();
+        EXPECT_EQ(text.substr(0, text.find(' ')), expected[1].substr(0, expected[1].find('+'))) << line;
+        saw_sym = true;
+      }
+      if (std::regex_match(line, execname)) saw_execname = true;
+      char name[64] = {};
+      if (std::sscanf(line.c_str(), "{ name: %63s", name) == 1) {
+        EXPECT_NE(line.find("} hitcount:         15"), std::string::npos) << line;
+        names.push_back(name);
+      }
+    }
+    EXPECT_TRUE(saw_offset && saw_sym && saw_execname) << engine << "\n" << xprobe.trace_text;
+    const std::vector<std::string> descending{"zeta", "gamma", "epsilon", "delta", "beta-max", "beta", "alphabet", "alpha"};
+    EXPECT_EQ(names, descending) << engine << "\n" << xprobe.trace_text;
+  }
+  // The kernel's messages for sort fields it refuses.
+  for (const auto& [trigger, message] : std::vector<std::pair<std::string, std::string>>{
+           {"hist:keys=n:sort=n,u,hitcount", "Too many sort fields (Max = 2)"},
+           {"hist:keys=n:sort=n.up", "Invalid sort modifier: up"},
+           {"hist:keys=n:sort=u", "Sort field must be a key or a val: u"}}) {
+    TracedRun refused = run_xprobe({"-e", visit_definition(), "--hist", "xpt_oracle/visit:" + trigger}, {bin, "visits", "3"}, false);
+    EXPECT_NE(refused.xprobe_status, 0);
+    EXPECT_NE(refused.diagnostics.find(message), std::string::npos) << refused.diagnostics;
+  }
 }
 
 }  // namespace

@@ -167,19 +167,25 @@ Result<HistSpec> parse_hist_trigger(std::string_view text, const EventDescriptio
         spec.vals.push_back(std::move(*field));
       }
     } else if (key == "sort") {
-      for (std::string_view name : split(value, ',')) {
+      // As the kernel's create_sort_keys(): at most two, each NAME[.descending|.ascending].
+      const std::vector<std::string_view> names = split(value, ',');
+      if (names.size() > 2) return make_error(fmt::format("'{}': Too many sort fields (Max = 2)", whole));
+      for (std::string_view name : names) {
         HistSortKey sort;
-        if (name.ends_with(".descending")) {
-          sort.descending = true;
-          name.remove_suffix(11);
-        } else if (name.ends_with(".ascending")) {
-          name.remove_suffix(10);
+        std::string_view modifier;
+        if (const size_t dot = name.find('.'); dot != std::string_view::npos) {
+          modifier = name.substr(dot + 1);
+          name = name.substr(0, dot);
         }
+        if (name.empty()) return make_error(fmt::format("'{}': Empty sort field", whole));
+        if (modifier == "descending") sort.descending = true;
+        else if (!modifier.empty() && modifier != "ascending")
+          return make_error(fmt::format("'{}': Invalid sort modifier: {}", whole, modifier));
         if (name == "stacktrace") name = "common_stacktrace";
         bool known = name == "hitcount";
         for (const HistField& f : spec.keys) known = known || f.name == name;
         for (const HistField& f : spec.vals) known = known || f.name == name;
-        if (!known) return make_error(fmt::format("'{}': Couldn't find sort field: {}", whole, name));
+        if (!known) return make_error(fmt::format("'{}': Sort field must be a key or a val: {}", whole, name));
         sort.name = std::string(name);
         spec.sort.push_back(std::move(sort));
       }
