@@ -106,6 +106,7 @@ struct PlantedProbe {
 // One --hist trigger or summary, for the events of one GROUP/EVENT.
 struct Aggregation {
   std::string group_event;
+  bool removed = false;  // a live session's `!hist:...`: no longer fed nor printed
   std::optional<trace::HistTable> hist;
   std::optional<trace::Summary> summary;
   bool latency() const { return summary && summary->spec().kind == trace::SummaryKind::Latency; }
@@ -190,6 +191,9 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   std::optional<trace::EventDescription> described_;
   ControlReply format_live(const std::string& group_event);
   ControlReply set_filter_live(const std::string& request);
+  // The event's trigger file (`hist`: its hist file), and a write to the trigger file.
+  ControlReply trigger_live(const std::string& group_event, bool hist);
+  ControlReply set_trigger_live(const std::string& request);
   // The events that exist now (GRP/EVENT), of live definitions and of the probes planted for them.
   std::set<std::string> live_events() const;
   // Switches one planted probe on or off (a breakpoint goes in or out; a jump's flag flips).
@@ -510,7 +514,8 @@ std::optional<std::vector<probe::AgentAggregationSpec>> TraceSession::agent_aggr
 
 bool TraceSession::needs_user_stack(const std::string& group_event) const {
   for (const Aggregation& aggregation : aggregations_)
-    if (aggregation.hist && aggregation.group_event == group_event && aggregation.hist->needs_stack()) return true;
+    if (!aggregation.removed && aggregation.hist && aggregation.group_event == group_event && aggregation.hist->needs_stack())
+      return true;
   return false;
 }
 
@@ -541,6 +546,7 @@ void TraceSession::write_aggregations(uint64_t now_ns, bool with_clock) {
   std::vector<trace::CounterSample> samples;
   const trace::HistTable::Symbolize symbolize = hist_symbolizer();
   for (const Aggregation& aggregation : aggregations_) {
+    if (aggregation.removed) continue;
     if (aggregation.hist) {
       auto taken = aggregation.hist->counters(aggregation.group_event, symbolize);
       samples.insert(samples.end(), taken.begin(), taken.end());
@@ -564,7 +570,8 @@ std::string TraceSession::format_aggregations() const {
   const trace::HistTable::Symbolize symbolize = hist_symbolizer();
   for (size_t i = 0; i < aggregations_.size(); ++i) {
     const Aggregation& aggregation = aggregations_[i];
-    if (i > 0 && !out.ends_with("\n\n")) out += "\n";
+    if (aggregation.removed) continue;
+    if (i > 0 && !out.empty() && !out.ends_with("\n\n")) out += "\n";
     if (aggregation.hist) out += aggregation.hist->format(symbolize);
     if (aggregation.summary) {
       if (aggregation.latency()) out += fmt::format("Function latency of {}:\n", aggregation.group_event);
@@ -959,7 +966,7 @@ bool TraceSession::plant_pending(bool strict) {
     planted.filter = std::move(filter);
     bool latency = false;
     for (size_t a = 0; a < aggregations_.size(); ++a) {
-      if (aggregations_[a].group_event != group_event_of(catalog_.back())) continue;
+      if (aggregations_[a].removed || aggregations_[a].group_event != group_event_of(catalog_.back())) continue;
       planted.aggregations.push_back(a);
       latency = latency || aggregations_[a].latency();
     }
@@ -1115,6 +1122,9 @@ ControlReply TraceSession::execute(const ControlRequest& request) {
       if (live_event(request.text) == nullptr) return ControlReply{ENOENT, fmt::format("no event {}\n", request.text), {}};
       return ControlReply{0, filters_.file_text(request.text) + "\n", {}};
     case Verb::SetFilter: return set_filter_live(request.text);
+    case Verb::Trigger: return trigger_live(request.text, false);
+    case Verb::Hist: return trigger_live(request.text, true);
+    case Verb::SetTrigger: return set_trigger_live(request.text);
     case Verb::Drain:
       if (jump_engine_) jump_engine_->drain();
       return ControlReply{};
@@ -1336,6 +1346,86 @@ ControlReply TraceSession::set_filter_live(const std::string& request) {
   if (event == nullptr) return ControlReply{ENOENT, fmt::format("no event {}\n", group_event), {}};
   if (auto refused = filters_.set(*event, text)) return ControlReply{EINVAL, refused->render(), {}};
   return ControlReply{0, {}, {}};
+}
+
+ControlReply TraceSession::trigger_live(const std::string& group_event, bool hist) {
+  if (live_event(group_event) == nullptr) return ControlReply{ENOENT, fmt::format("no event {}\n", group_event), {}};
+  if (hist && jump_engine_) {
+    jump_engine_->drain();
+    jump_engine_->collect_aggregations();
+  }
+  std::string out;
+  const trace::HistTable::Symbolize symbolize = hist_symbolizer();
+  for (const Aggregation& aggregation : aggregations_) {
+    if (aggregation.removed || !aggregation.hist || aggregation.group_event != group_event) continue;
+    if (hist) out += (out.empty() ? "" : "\n") + aggregation.hist->format(symbolize);
+    else out += aggregation.hist->spec().describe() + "\n";
+  }
+  // An event without triggers: the kernel's trigger file lists the commands it takes.
+  if (!hist && out.empty())
+    out = "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist disable_hist hist\n";
+  return ControlReply{0, out, {}};
+}
+
+ControlReply TraceSession::set_trigger_live(const std::string& request) {
+  const size_t space = request.find(' ');
+  const std::string group_event = request.substr(0, space);
+  std::string text = space == std::string::npos ? std::string() : request.substr(space + 1);
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  const trace::EventDescription* event = live_event(group_event);
+  if (event == nullptr) return ControlReply{ENOENT, fmt::format("no event {}\n", group_event), {}};
+  const bool removal = text.starts_with('!');
+  if (removal) text.erase(0, 1);
+  if (!text.starts_with("hist")) return ControlReply{EINVAL, fmt::format("'{}': only hist triggers are taken\n", text), {}};
+  auto spec = trace::parse_hist_trigger(text, *event);
+  if (!spec) return ControlReply{EINVAL, spec.error().message + "\n", {}};
+  Aggregation* existing = nullptr;
+  for (Aggregation& other : aggregations_)
+    if (!other.removed && other.hist && other.group_event == group_event && other.hist->spec().same_trigger(*spec))
+      existing = &other;
+  using Command = trace::HistSpec::Command;
+  if (removal || (existing != nullptr && spec->command != Command::None)) {
+    if (existing == nullptr) return ControlReply{ENOENT, fmt::format("'{}': no such hist trigger\n", text), {}};
+    if (jump_engine_) {
+      jump_engine_->drain();
+      jump_engine_->collect_aggregations();
+    }
+    if (removal) {
+      existing->removed = true;  // its index stays: the other aggregations' do not move
+      const auto index = static_cast<size_t>(existing - aggregations_.data());
+      for (PlantedProbe& planted : planted_) std::erase(planted.aggregations, index);
+    } else if (spec->command == Command::Clear) {
+      existing->hist->clear();
+    } else {
+      existing->hist->set_paused(spec->command == Command::Pause);
+    }
+    return ControlReply{};
+  }
+  if (existing != nullptr) return ControlReply{EEXIST, fmt::format("'{}': Hist trigger already exists\n", text), {}};
+  if (spec->command == Command::Cont || spec->command == Command::Clear)
+    return ControlReply{ENOENT, fmt::format("'{}': Can't clear or continue a nonexistent hist trigger\n", text), {}};
+  Aggregation aggregation;
+  aggregation.group_event = group_event;
+  aggregation.hist.emplace(std::move(*spec), *event);
+  const bool stack = aggregation.hist->needs_stack();
+  for (const PlantedProbe& planted : planted_)
+    if (stack && planted.jumped && !planted.removed && group_event_of(catalog_[planted.catalog_id]) == group_event)
+      return ControlReply{EINVAL, fmt::format("'{}': a jump-optimized probe cannot key on common_stacktrace (its agent does not walk stacks)\n", text), {}};
+  // The agents' tables would take the hits the new trigger needs: what they hold is taken, and
+  // from now on the tracer aggregates the jump-optimized probes' hits from records.
+  if (jump_engine_) {
+    jump_engine_->drain();
+    jump_engine_->collect_aggregations();
+    jump_engine_->clear_agent_filters();
+  }
+  aggregations_.push_back(std::move(aggregation));
+  const size_t index = aggregations_.size() - 1;
+  for (PlantedProbe& planted : planted_)
+    if (!planted.removed && group_event_of(catalog_[planted.catalog_id]) == group_event) {
+      planted.aggregations.push_back(index);
+      planted.needs_stack = planted.needs_stack || stack;
+    }
+  return ControlReply{};
 }
 
 probe::engine::ProbeSpec TraceSession::breakpoint_spec(PlantedProbe& planted) {

@@ -419,7 +419,7 @@ TEST_P(LiveControl, TheMountWithEchoAndCat) {
   const std::string definition = work_definition();
   EXPECT_EQ(shell(mnt, "echo '" + definition + "' >> uprobe_events").status, 0);
   EXPECT_EQ(shell(mnt, "cat uprobe_events").output, definition + "\n");
-  EXPECT_EQ(shell(mnt, "ls events/xprobe_live/work").output, "enable\nfilter\nformat\n");
+  EXPECT_EQ(shell(mnt, "ls events/xprobe_live/work").output, "enable\nfilter\nformat\nhist\ntrigger\n");
   EXPECT_EQ(shell(mnt, "cat events/xprobe_live/work/enable").output, "0\n");
   EXPECT_EQ(shell(mnt, "cat events/xprobe_live/work/filter").output, "none\n");
   // The format file is the kernel's for the same definition.
@@ -482,6 +482,47 @@ TEST_P(LiveControl, TheMountWithEchoAndCat) {
   EXPECT_EQ(run.output(), untraced(5).output);
   EXPECT_FALSE(mounted(mnt));  // unmounted at the end
   expect_enabled_phases_only(calls_by_phase(run.trace()), {1, 2, 3, 4}, 5);
+}
+
+// A hist trigger written to the event's trigger file while tracing: the trigger file lists it
+// as the kernel does, the hist file is its table (each phase's 8 threads make 16 calls each
+// with the phase's number), and :pause, :cont, :clear and !hist act on it.
+TEST_P(LiveControl, TheMountsTriggerAndHistFiles) {
+  if (access("/dev/fuse", R_OK | W_OK) != 0) GTEST_SKIP() << "no /dev/fuse";
+  LiveRun run({"--engine", GetParam(), "--control", "MOUNT"});
+  ASSERT_EQ(run.program_line(), "ready\n") << run.diagnostics();
+  const std::string mnt = run.runtime_dir() + "/mnt";
+  ASSERT_TRUE(mounted(mnt)) << run.diagnostics();
+  EXPECT_EQ(shell(mnt, "echo '" + work_definition() + "' >> uprobe_events && echo 1 > events/xprobe_live/work/enable").status, 0);
+  const std::string dir = "events/xprobe_live/work/";
+  EXPECT_EQ(shell(mnt, "cat " + dir + "trigger").output,
+            "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist disable_hist hist\n");
+  EXPECT_EQ(shell(mnt, "echo 'hist:keys=phase' > " + dir + "trigger").status, 0);
+  EXPECT_EQ(shell(mnt, "cat " + dir + "trigger").output, "hist:keys=phase:vals=hitcount:sort=hitcount:size=2048 [active]\n");
+  ASSERT_EQ(run.phase(), 1);
+  ASSERT_EQ(run.phase(), 2);
+  std::string hist = shell(mnt, "cat " + dir + "hist").output;
+  EXPECT_NE(hist.find("{ phase:          1 } hitcount:        128\n{ phase:          2 } hitcount:        128\n"), std::string::npos)
+      << hist;
+  EXPECT_NE(hist.find("Totals:\n    Hits: 256\n    Entries: 2\n    Dropped: 0\n"), std::string::npos) << hist;
+  EXPECT_EQ(shell(mnt, "echo 'hist:keys=phase:pause' >> " + dir + "trigger && cat " + dir + "trigger").output,
+            "hist:keys=phase:vals=hitcount:sort=hitcount:size=2048 [paused]\n");
+  ASSERT_EQ(run.phase(), 3);
+  EXPECT_NE(shell(mnt, "cat " + dir + "hist").output.find("    Hits: 256\n"), std::string::npos);
+  EXPECT_EQ(shell(mnt, "echo 'hist:keys=phase:clear' >> " + dir + "trigger && echo 'hist:keys=phase:cont' >> " + dir + "trigger").status, 0);
+  ASSERT_EQ(run.phase(), 4);
+  hist = shell(mnt, "cat " + dir + "hist").output;
+  EXPECT_NE(hist.find("{ phase:          4 } hitcount:        128\n\nTotals:\n    Hits: 128\n"), std::string::npos) << hist;
+  // Refused: a second trigger like it, a bad one (its message in error_log), :cont of none.
+  EXPECT_NE(shell(mnt, "echo 'hist:keys=phase' >> " + dir + "trigger").status, 0);
+  EXPECT_NE(shell(mnt, "echo 'hist:keys=nosuch' >> " + dir + "trigger").status, 0);
+  EXPECT_NE(shell(mnt, "cat error_log").output.find("Couldn't find field: nosuch"), std::string::npos);
+  EXPECT_NE(shell(mnt, "echo 'hist:keys=call:cont' >> " + dir + "trigger").status, 0);
+  EXPECT_EQ(shell(mnt, "echo '!hist:keys=phase' >> " + dir + "trigger && cat " + dir + "hist").output, "");
+  ASSERT_EQ(run.phase(), 5);
+  EXPECT_EQ(run.finish(), untraced(5).exit_status) << run.diagnostics();
+  // Phase 5 ran without a trigger: its calls are events again.
+  expect_enabled_phases_only(calls_by_phase(run.trace()), {5}, 5);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, LiveControl, ::testing::Values("trap", "jump"));
