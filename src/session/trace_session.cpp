@@ -992,6 +992,7 @@ bool TraceSession::plant_pending(bool strict) {
       jump.on_record = [this, &planted](const probe::AgentRecord& r, uint64_t ns) { on_record(planted, r, ns); };
       jump.on_lost = [this, &planted](uint64_t count) { on_lost(planted, count); };
       jump.on_missed = [this, &planted](uint64_t count) { on_missed(planted, count); };
+      jump.on_unwound = [this, &planted](uint64_t count) { statistics_.counters(planted.catalog_id).add_unwound(count); };
       if (planted.filter) {
         jump.agent_filter = probe::filter::compile_agent_filter(*planted.filter, planted.plan, planted.address);
         jump.on_filtered = [this, &planted](uint64_t count) {
@@ -1733,10 +1734,14 @@ void TraceSession::emit(trace::EventRecord&& record) {
 }
 
 void TraceSession::end_output() {
-  // Return probes on breakpoints: entries the trap engine could not track (MAXACTIVE).
+  // Return probes on breakpoints: entries the trap engine could not track (MAXACTIVE), and
+  // frames it gave up without a return.
   for (const PlantedProbe& planted : planted_) {
     if (planted.jumped || !planted.is_return || !engine_) continue;
-    for (probe::engine::ProbeId id : planted.trap_ids) on_missed(planted, engine_->stats(id).misses);
+    for (probe::engine::ProbeId id : planted.trap_ids) {
+      on_missed(planted, engine_->stats(id).misses);
+      statistics_.counters(planted.catalog_id).add_unwound(engine_->stats(id).discarded);
+    }
   }
   // The aggregations' final state (also after Ctrl-C: tracing ends the same way).
   if (!aggregations_.empty()) write_aggregations(monotonic_ns(), false);

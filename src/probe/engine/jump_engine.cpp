@@ -57,6 +57,8 @@ struct JumpEngine::Probe {
   uint32_t index = 0;             // the agent's probe_index
   uint64_t missed_seen = 0;       // return probes: the agent's missed count at the last look
   uint64_t missed_by_tracer = 0;  // not reported yet
+  uint64_t unwound_seen = 0;       // return probes: the agent's discarded count at the last look
+  uint64_t unwound_by_tracer = 0;  // not reported yet
   uint64_t released = 0;          // frames the tracer popped (AgentProbeCounters::released)
   uint64_t filtered_seen = 0;     // the agent's filtered count at the last look
   uint64_t aggregated_seen = 0;   // the agent's aggregated count at the last look
@@ -772,7 +774,7 @@ void JumpEngine::release_frames(const std::vector<agent::AgentFrame>& frames, bo
     ++probe.released;
     // Over without being seen returning, from a site the agent did not know: an unseen return.
     const bool returned = last_returned && i + 1 == frames.size();
-    if (!returned && (frames[i].flags & agent::kFrameSiteUnknown)) ++probe.missed_by_tracer;
+    if (!returned) ++((frames[i].flags & agent::kFrameSiteUnknown) ? probe.missed_by_tracer : probe.unwound_by_tracer);
     (void)process_.write(returns_ + offsetof(agent::AgentReturnState, counters) + index * sizeof(agent::AgentProbeCounters) +
                              offsetof(agent::AgentProbeCounters, released),
                          std::span(reinterpret_cast<const uint8_t*>(&probe.released), 8));
@@ -894,6 +896,14 @@ void JumpEngine::collect_counters() {
     probe->missed_seen = std::max(missed, probe->missed_seen);
     probe->missed_by_tracer = 0;
     if (fresh != 0 && probe->spec.on_missed) probe->spec.on_missed(fresh);
+    uint64_t unwound = probe->unwound_seen;
+    (void)process_.read(returns_ + offsetof(agent::AgentReturnState, counters) + probe->index * sizeof(agent::AgentProbeCounters) +
+                            offsetof(agent::AgentProbeCounters, discarded),
+                        std::span(reinterpret_cast<uint8_t*>(&unwound), 8));
+    const uint64_t given_up = (unwound > probe->unwound_seen ? unwound - probe->unwound_seen : 0) + probe->unwound_by_tracer;
+    probe->unwound_seen = std::max(unwound, probe->unwound_seen);
+    probe->unwound_by_tracer = 0;
+    if (given_up != 0 && probe->spec.on_unwound) probe->spec.on_unwound(given_up);
   }
 }
 

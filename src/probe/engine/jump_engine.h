@@ -85,6 +85,9 @@ struct JumpProbeSpec {
   // Entries not tracked (MAXACTIVE, recursion deeper than agent::kMaxFrames, a return site
   // neither patched nor watched), reported by finish().
   std::function<void(uint64_t count)> on_missed;
+  // Frames given up without a return seen (unwound, or left on another stack: return_frames.h),
+  // reported by finish().
+  std::function<void(uint64_t count)> on_unwound;
 };
 
 // What the engine needs from its user to patch return sites.
@@ -220,12 +223,14 @@ class JumpEngine final : public supervisor::Participant {
   uint64_t thread_address(uint32_t slot) const;
   // The agent's filtered counts since the last look, reported through on_filtered.
   void collect_filtered();
-  // The agent's missed counts since the last look, reported through on_missed.
+  // The agent's missed and discarded counts since the last look, reported through on_missed
+  // and on_unwound.
   void collect_counters();
   std::unique_ptr<agent::AgentThread> read_thread(uint32_t slot);
   void write_depth(uint32_t slot, uint64_t depth);
   // Frames the tracer takes off a thread's stack: counted released for MAXACTIVE, and as
-  // missed when their return went unseen (all but a last one that `last_returned`).
+  // missed when their return went unseen (all but a last one that `last_returned`) from a site
+  // the agent did not know, else as unwound.
   void release_frames(const std::vector<agent::AgentFrame>& frames, bool last_returned);
   // Every thread stopped: frames entered below a thread's stack pointer are over.
   void release_finished_frames();
