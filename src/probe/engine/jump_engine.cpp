@@ -862,6 +862,32 @@ void JumpEngine::clear_agent_filters() {
   }
 }
 
+uint32_t JumpEngine::replace_agent_filter(uint32_t index, std::vector<uint8_t> agent_filter) {
+  if (index >= probes_.size() || probes_[index]->removed) return index;
+  Probe& probe = *probes_[index];
+  auto lose_agent_filter = [&] {
+    if (probe.spec.agent_filter.empty() || probe.descriptor == 0) return index;
+    const uint32_t none = 0;
+    // One aligned word: a thread reading the descriptor sees the filter or none.
+    (void)process_.write(probe.descriptor + offsetof(agent::AgentProbe, filter_offset),
+                         std::span(reinterpret_cast<const uint8_t*>(&none), 4));
+    return index;
+  };
+  if (!probe.planted || probe.spec.is_return || probe.aggregating || !probe.spec.agent_aggregations.empty())
+    return lose_agent_filter();
+  uint8_t disabled = 1;
+  (void)process_.read(ring_ + offsetof(AgentRingHeader, disabled) + index, std::span(&disabled, 1));
+  JumpProbeSpec again = probe.spec;
+  again.agent_filter = std::move(agent_filter);
+  again.disabled = disabled != 0;
+  again.patch = probe.plan;
+  auto added = add_probe(std::move(again));
+  if (!added) return lose_agent_filter();
+  // Should the old one's bytes fail to go, it is switched off all the same: the new one counts.
+  static_cast<void>(remove_probe(index));
+  return *added;
+}
+
 void JumpEngine::collect_filtered() {
   if (!process_.alive() || ring_ == 0) return;
   for (const auto& probe : probes_) {
