@@ -1123,6 +1123,29 @@ ControlReply TraceSession::execute(const ControlRequest& request) {
 
 ControlReply TraceSession::add_live(const std::string& line) {
   const probe::filter::DefinitionAndFilter split = probe::filter::split_trailing_filter(line);
+  // A source-level line (perf probe's places and variables, an SDT marker: as -e takes them)
+  // becomes the kernel-syntax definitions it stands for, each added as if written so; all of
+  // them go in, or none.
+  if (!split.definition.starts_with("-")) {
+    SourceExpansion sources(main_executable_);
+    auto expanded = sources.expand(split.definition);
+    if (!expanded) return ControlReply{EINVAL, expanded.error().message + "\n", {}};
+    if (expanded->size() != 1 || (*expanded)[0] != split.definition) {
+      const size_t before = definitions_.size();
+      ControlReply all;
+      for (const std::string& text : *expanded) {
+        ControlReply one = add_live(split.filter ? text + " if " + *split.filter : text);
+        all.text += one.text;
+        if (one.error == 0) continue;
+        std::vector<size_t> added;
+        for (size_t i = before; i < definitions_.size(); ++i)
+          if (defined_[i]) added.push_back(i);
+        static_cast<void>(remove_definitions(added));
+        return ControlReply{one.error, fmt::format("'{}' is {}:\n{}", split.definition, text, all.text), one.error_log};
+      }
+      return all;
+    }
+  }
   probe::ParseOptions parse_options;
   parse_options.arch = definitions_arch_;
   auto parsed = probe::parse_definition(split.definition, parse_options);

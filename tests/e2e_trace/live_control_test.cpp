@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -597,6 +598,29 @@ TEST_P(LiveControl, FilterFileOfTheMount) {
   EXPECT_EQ(run.finish(), untraced(2).exit_status) << run.diagnostics();
   const std::map<int, std::multiset<int>> expected{{1, {7, 100}}, {2, calls_from(0, 2)}};
   EXPECT_EQ(calls_by_phase(run.trace()), expected);
+}
+
+// A source-level definition (DWARF: a function and its parameters by name) added live: it goes
+// in as the kernel-syntax definition it stands for, and its values are the program's own.
+TEST_P(LiveControl, SourceLevelDefinitionAddedLive) {
+  LiveRun run({"--engine", GetParam()});
+  ASSERT_EQ(run.program_line(), "ready\n") << run.diagnostics();
+  ASSERT_TRUE(run.connect_socket()) << run.diagnostics();
+  const Reply bad = run.request(fmt::format("add p:xprobe_live/bad {}:live_work nosuchvar", LIVE_CALLS_PATH));
+  EXPECT_EQ(bad.error, EINVAL);
+  EXPECT_NE(bad.text.find("nosuchvar"), std::string::npos) << bad.text;
+  const Reply added = run.request(fmt::format("add p:xprobe_live/work {}:live_work phase call", LIVE_CALLS_PATH));
+  ASSERT_TRUE(added.ok) << added.text;
+  const std::string listed = run.request("list").text;
+  EXPECT_EQ(listed.rfind(fmt::format("p:xprobe_live/work {}:0x", LIVE_CALLS_PATH), 0), 0u) << listed;
+  EXPECT_EQ(std::count(listed.begin(), listed.end(), '\n'), 1) << listed;
+  ASSERT_TRUE(run.request("enable xprobe_live/work").ok);
+  ASSERT_EQ(run.phase(), 1);
+  ASSERT_TRUE(run.request("disable xprobe_live/work").ok);
+  ASSERT_TRUE(run.request("remove xprobe_live/work").ok);
+  ASSERT_EQ(run.phase(), 2);
+  EXPECT_EQ(run.finish(), untraced(2).exit_status) << run.diagnostics();
+  expect_enabled_phases_only(calls_by_phase(run.trace()), {1}, 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, LiveControl, ::testing::Values("trap", "jump"));
