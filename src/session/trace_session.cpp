@@ -54,6 +54,7 @@
 #include "target/proc_queries.h"
 #include "target/process.h"
 #include "target/wait.h"
+#include "probe/user_stack.h"
 #include "trace/aggregation/agent_aggregation.h"
 #include "trace/aggregation/hist_trigger.h"
 #include "trace/event_fields.h"
@@ -90,6 +91,8 @@ struct PlantedProbe {
   EventFilters::Filter filter;  // null: every hit is an event
   std::vector<size_t> aggregations;  // indices into TraceSession::aggregations_: no event lines then
   std::optional<uint32_t> entry_clock_slot;  // latency: the saved word with the entry's clock
+  bool needs_stack = false;        // a hist keys its events on common_stacktrace
+  bool at_function_entry = false;  // the probe is a function's first instruction
   // Live control: a disabled breakpoint probe is taken out (trap_in false), a disabled jump
   // is switched off in the agent; a removed probe (or one of an image an exec replaced) is
   // gone for good, its counts stay.
@@ -103,6 +106,7 @@ struct PlantedProbe {
 // One --hist trigger or summary, for the events of one GROUP/EVENT.
 struct Aggregation {
   std::string group_event;
+  bool removed = false;  // a live session's `!hist:...`: no longer fed nor printed
   std::optional<trace::HistTable> hist;
   std::optional<trace::Summary> summary;
   bool latency() const { return summary && summary->spec().kind == trace::SummaryKind::Latency; }
@@ -147,6 +151,12 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   // Feeds the event to the probe's aggregations; false when it has none (print it then).
   bool aggregate(const PlantedProbe& probe, const trace::EventRecord& record, uint64_t latency_ns);
   std::string format_aggregations() const;
+  // A hist trigger on the event is keyed on common_stacktrace.
+  bool needs_user_stack(const std::string& group_event) const;
+  // The aggregations now: their tables (text formats; `with_clock`: an --interval's, after the
+  // time of day), or counters (--format perfetto).
+  void write_aggregations(uint64_t now_ns, bool with_clock);
+  trace::HistTable::Symbolize hist_symbolizer() const;
   // The probe's aggregations compiled for the jump engine's agent, when it can compute every
   // one of them (trace/aggregation/agent_aggregation.h); none: the tracer aggregates records.
   std::optional<std::vector<probe::AgentAggregationSpec>> agent_aggregations_of(const PlantedProbe& planted) const;
@@ -181,6 +191,9 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   std::optional<trace::EventDescription> described_;
   ControlReply format_live(const std::string& group_event);
   ControlReply set_filter_live(const std::string& request);
+  // The event's trigger file (`hist`: its hist file), and a write to the trigger file.
+  ControlReply trigger_live(const std::string& group_event, bool hist);
+  ControlReply set_trigger_live(const std::string& request);
   // The events that exist now (GRP/EVENT), of live definitions and of the probes planted for them.
   std::set<std::string> live_events() const;
   // Switches one planted probe on or off (a breakpoint goes in or out; a jump's flag flips).
@@ -288,6 +301,8 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   EventFilters filters_;
   std::vector<Aggregation> aggregations_;
   uint64_t next_interval_ns_ = 0;
+  pid_t counter_pid_ = 0;             // the process the counters are tracks of
+  std::string counter_process_name_;  // its name while it could still be asked
   std::vector<size_t> pending_;  // indices into definitions_
   insn::Arch definitions_arch_ = arch::host_arch();  // what definitions_ were parsed for
   std::unique_ptr<target::Process> process_;
@@ -490,25 +505,73 @@ std::optional<std::vector<probe::AgentAggregationSpec>> TraceSession::agent_aggr
     if (aggregation.hist) compiled = trace::agent_aggregation_of(aggregation.hist->spec(), event, planted.plan, planted.address);
     if (aggregation.summary)
       compiled = trace::agent_aggregation_of(aggregation.summary->spec(), planted.plan, planted.address,
-                                             planted.entry_clock_slot, options_.clear_each_interval);
+                                             planted.entry_clock_slot);
     if (!compiled) return std::nullopt;
     out.push_back(std::move(*compiled));
   }
   return out;
 }
 
-std::string TraceSession::format_aggregations() const {
-  std::string out;
-  const probe::Symbolizer symbolizer(modules_);
-  auto symbolize = [&](uint64_t address, bool with_offset) {
+bool TraceSession::needs_user_stack(const std::string& group_event) const {
+  for (const Aggregation& aggregation : aggregations_)
+    if (!aggregation.removed && aggregation.hist && aggregation.group_event == group_event && aggregation.hist->needs_stack())
+      return true;
+  return false;
+}
+
+trace::HistTable::Symbolize TraceSession::hist_symbolizer() const {
+  return [symbolizer = std::make_shared<probe::Symbolizer>(modules_)](uint64_t address, bool with_offset) {
     // The bare address where no symbol covers it; the kernel's sprint_symbol_no_offset(): the name alone.
-    std::string text = symbolizer.symbolize(address).value_or(fmt::format("{:#x}", address));
+    std::string text = symbolizer->symbolize(address).value_or(fmt::format("{:#x}", address));
     if (!with_offset) text = text.substr(0, text.find('+'));
     return text;
   };
+}
+
+void TraceSession::write_aggregations(uint64_t now_ns, bool with_clock) {
+  if (options_.format->text_lines) {
+    std::string text = format_aggregations();
+    if (with_clock) {
+      time_t wall = time(nullptr);
+      tm local{};
+      localtime_r(&wall, &local);
+      char clock[16];
+      strftime(clock, sizeof clock, "%H:%M:%S", &local);
+      text = fmt::format("{}\n{}\n", clock, text);
+    }
+    output_->write_text(text);
+    return;
+  }
+  // Counter tracks of the traced process (its first pid: an exec keeps it).
+  std::vector<trace::CounterSample> samples;
+  const trace::HistTable::Symbolize symbolize = hist_symbolizer();
+  for (const Aggregation& aggregation : aggregations_) {
+    if (aggregation.removed) continue;
+    if (aggregation.hist) {
+      auto taken = aggregation.hist->counters(aggregation.group_event, symbolize);
+      samples.insert(samples.end(), taken.begin(), taken.end());
+    }
+    if (aggregation.summary) {
+      auto taken = aggregation.summary->counters();
+      samples.insert(samples.end(), taken.begin(), taken.end());
+    }
+  }
+  trace::ThreadProcess process{counter_pid_, {}};
+  if (auto known = process_of_thread(counter_pid_)) process.name = known->name;
+  if (process.name.empty()) process.name = counter_process_name_;
+  counter_process_name_ = process.name;
+  std::string out;
+  writer_->write_counters(now_ns, process, samples, out);
+  if (!out.empty()) output_->write_text(out);
+}
+
+std::string TraceSession::format_aggregations() const {
+  std::string out;
+  const trace::HistTable::Symbolize symbolize = hist_symbolizer();
   for (size_t i = 0; i < aggregations_.size(); ++i) {
     const Aggregation& aggregation = aggregations_[i];
-    if (i > 0 && !out.ends_with("\n\n")) out += "\n";
+    if (aggregation.removed) continue;
+    if (i > 0 && !out.empty() && !out.ends_with("\n\n")) out += "\n";
     if (aggregation.hist) out += aggregation.hist->format(symbolize);
     if (aggregation.summary) {
       if (aggregation.latency()) out += fmt::format("Function latency of {}:\n", aggregation.group_event);
@@ -526,12 +589,7 @@ void TraceSession::print_interval_if_due() {
   next_interval_ns_ = now + uint64_t{options_.interval_seconds} * 1000000000ull;
   if (jump_engine_) jump_engine_->drain();
   collect_agent_aggregations();
-  time_t wall = time(nullptr);
-  tm local{};
-  localtime_r(&wall, &local);
-  char clock[16];
-  strftime(clock, sizeof clock, "%H:%M:%S", &local);
-  output_->write_text(fmt::format("{}\n{}\n", clock, format_aggregations()));
+  write_aggregations(now, true);
   output_->flush();
   if (!options_.clear_each_interval) return;
   for (Aggregation& aggregation : aggregations_) {
@@ -579,16 +637,17 @@ bool TraceSession::set_filters() {
     filters_.set_text(name, text);  // an event a glob makes: checked when it is planted
   }
   filters_.on_change([this](const std::string& group_event) {
-    bool jumped = false;
     for (PlantedProbe& planted : planted_) {
       const trace::EventDescription& event = catalog_[planted.catalog_id];
-      if (group_event_of(event) != group_event) continue;
+      if (planted.removed || group_event_of(event) != group_event) continue;
       planted.filter = filters_.filter_for(event);
-      jumped = jumped || planted.jumped;
+      if (!planted.jumped || !jump_engine_) continue;
+      // The agent gets the new filter too (or none): its copy of the old one must not turn
+      // away what the new one lets through.
+      std::vector<uint8_t> compiled;
+      if (planted.filter) compiled = probe::filter::compile_agent_filter(*planted.filter, planted.plan, planted.address);
+      planted.jump_index = jump_engine_->replace_agent_filter(planted.jump_index, std::move(compiled));
     }
-    // The agents' copies of the old filter must not turn away what the new one lets through:
-    // the tracer alone filters from now on.
-    if (jumped && jump_engine_) jump_engine_->clear_agent_filters();
   });
   return true;
 }
@@ -642,9 +701,10 @@ void TraceSession::report_unmatched() {
 bool TraceSession::open_output() {
   int fd = STDOUT_FILENO;
   bool owns = false;
-  if (!aggregations_.empty() && !options_.format->text_lines) {
-    report(Severity::Usage, fmt::format("--format {}: the aggregations (--hist, --count, --latency, ...) print text tables, "
-                                        "which this format cannot hold: use --format ftrace or json with them",
+  if (!aggregations_.empty() && !options_.format->text_lines && !options_.format->counters) {
+    report(Severity::Usage, fmt::format("--format {}: the aggregations (--hist, --count, --latency, ...) are text tables "
+                                        "(--format ftrace or json) or counter tracks (--format perfetto); this format "
+                                        "holds neither",
                                         options_.format->name));
     return false;
   }
@@ -695,6 +755,7 @@ bool TraceSession::start_process() {
   main_executable_ = read_link(fmt::format("/proc/{}/exe", process_->pid()));
   comms_ = std::make_unique<CommCache>();
   cpus_ = std::make_unique<CpuReader>();
+  counter_pid_ = process_->pid();
   return true;
 }
 
@@ -832,6 +893,10 @@ bool TraceSession::plant_pending(bool strict) {
     JumpChoice& choice = jumps[i];
     if (!jump_engine_ || jumps_demoted_ || !arch::jump_arch(arch)) {
       choice.why_not = !arch::jump_arch(arch) ? fmt::format("the process is {}", insn::arch_name(arch)) : jump_unusable_;
+    } else if (needs_user_stack(group_event_of(trace::describe_event(definitions_[ready[i].definition])))) {
+      // The agent would walk the frame pointers with a process_vm_readv per frame, inside the
+      // program and in its time; the tracer does it at the breakpoint's stop.
+      choice.why_not = "a hist is keyed on common_stacktrace: the agent does not walk stacks (a breakpoint does)";
     } else {
       auto spec = jump_candidate(definitions_[ready[i].definition], ready[i].point, ready[i].plan, modules_, exception_tables_);
       if (!spec) {
@@ -902,7 +967,7 @@ bool TraceSession::plant_pending(bool strict) {
     planted.filter = std::move(filter);
     bool latency = false;
     for (size_t a = 0; a < aggregations_.size(); ++a) {
-      if (aggregations_[a].group_event != group_event_of(catalog_.back())) continue;
+      if (aggregations_[a].removed || aggregations_[a].group_event != group_event_of(catalog_.back())) continue;
       planted.aggregations.push_back(a);
       latency = latency || aggregations_[a].latency();
     }
@@ -916,6 +981,8 @@ bool TraceSession::plant_pending(bool strict) {
     planted.address = item.point.address;
     planted.is_return = definition.kind == probe::ProbeKind::Return;
     planted.max_active = definition.maxactive.value_or(0);
+    planted.needs_stack = needs_user_stack(group_event_of(catalog_.back()));
+    planted.at_function_entry = item.point.function_address != 0 && item.point.address == item.point.function_address;
 
     if (jumps[i].spec && planted.entry_clock_slot) {
       auto slot = probe::add_entry_clock(jumps[i].spec->capture);
@@ -926,12 +993,10 @@ bool TraceSession::plant_pending(bool strict) {
       jump.on_record = [this, &planted](const probe::AgentRecord& r, uint64_t ns) { on_record(planted, r, ns); };
       jump.on_lost = [this, &planted](uint64_t count) { on_lost(planted, count); };
       jump.on_missed = [this, &planted](uint64_t count) { on_missed(planted, count); };
-      if (planted.filter) {
-        jump.agent_filter = probe::filter::compile_agent_filter(*planted.filter, planted.plan, planted.address);
-        jump.on_filtered = [this, &planted](uint64_t count) {
-          statistics_.counters(planted.catalog_id).add_filtered_hits(count);
-        };
-      }
+      jump.on_unwound = [this, &planted](uint64_t count) { statistics_.counters(planted.catalog_id).add_unwound(count); };
+      if (planted.filter) jump.agent_filter = probe::filter::compile_agent_filter(*planted.filter, planted.plan, planted.address);
+      // Also without a filter: a live session may give it one later.
+      jump.on_filtered = [this, &planted](uint64_t count) { statistics_.counters(planted.catalog_id).add_filtered_hits(count); };
       if (auto in_agent = agent_aggregations_of(planted)) {
         jump.agent_aggregations = std::move(*in_agent);
         jump.on_aggregated = [this, &planted](size_t a, const probe::AggregationUpdate& update) {
@@ -1056,6 +1121,9 @@ ControlReply TraceSession::execute(const ControlRequest& request) {
       if (live_event(request.text) == nullptr) return ControlReply{ENOENT, fmt::format("no event {}\n", request.text), {}};
       return ControlReply{0, filters_.file_text(request.text) + "\n", {}};
     case Verb::SetFilter: return set_filter_live(request.text);
+    case Verb::Trigger: return trigger_live(request.text, false);
+    case Verb::Hist: return trigger_live(request.text, true);
+    case Verb::SetTrigger: return set_trigger_live(request.text);
     case Verb::Drain:
       if (jump_engine_) jump_engine_->drain();
       return ControlReply{};
@@ -1065,6 +1133,29 @@ ControlReply TraceSession::execute(const ControlRequest& request) {
 
 ControlReply TraceSession::add_live(const std::string& line) {
   const probe::filter::DefinitionAndFilter split = probe::filter::split_trailing_filter(line);
+  // A source-level line (perf probe's places and variables, an SDT marker: as -e takes them)
+  // becomes the kernel-syntax definitions it stands for, each added as if written so; all of
+  // them go in, or none.
+  if (!split.definition.starts_with("-")) {
+    SourceExpansion sources(main_executable_);
+    auto expanded = sources.expand(split.definition);
+    if (!expanded) return ControlReply{EINVAL, expanded.error().message + "\n", {}};
+    if (expanded->size() != 1 || (*expanded)[0] != split.definition) {
+      const size_t before = definitions_.size();
+      ControlReply all;
+      for (const std::string& text : *expanded) {
+        ControlReply one = add_live(split.filter ? text + " if " + *split.filter : text);
+        all.text += one.text;
+        if (one.error == 0) continue;
+        std::vector<size_t> added;
+        for (size_t i = before; i < definitions_.size(); ++i)
+          if (defined_[i]) added.push_back(i);
+        static_cast<void>(remove_definitions(added));
+        return ControlReply{one.error, fmt::format("'{}' is {}:\n{}", split.definition, text, all.text), one.error_log};
+      }
+      return all;
+    }
+  }
   probe::ParseOptions parse_options;
   parse_options.arch = definitions_arch_;
   auto parsed = probe::parse_definition(split.definition, parse_options);
@@ -1272,11 +1363,95 @@ ControlReply TraceSession::format_live(const std::string& group_event) {
 ControlReply TraceSession::set_filter_live(const std::string& request) {
   const size_t space = request.find(' ');
   const std::string group_event = request.substr(0, space);
-  const std::string text = space == std::string::npos ? std::string("0") : request.substr(space + 1);
+  const std::string text = space == std::string::npos ? std::string() : request.substr(space + 1);
   const trace::EventDescription* event = live_event(group_event);
   if (event == nullptr) return ControlReply{ENOENT, fmt::format("no event {}\n", group_event), {}};
-  if (auto refused = filters_.set(*event, text)) return ControlReply{EINVAL, refused->render(), {}};
+  // What was recorded before is judged by the filter it was recorded under.
+  if (jump_engine_) jump_engine_->drain();
+  const trace::EventDescription described = *event;
+  if (auto refused = filters_.write_file(described, text))
+    return ControlReply{EINVAL, refused->render(), refused->error_log_entry(static_cast<double>(monotonic_ns()) / 1e9)};
   return ControlReply{0, {}, {}};
+}
+
+ControlReply TraceSession::trigger_live(const std::string& group_event, bool hist) {
+  if (live_event(group_event) == nullptr) return ControlReply{ENOENT, fmt::format("no event {}\n", group_event), {}};
+  if (hist && jump_engine_) {
+    jump_engine_->drain();
+    jump_engine_->collect_aggregations();
+  }
+  std::string out;
+  const trace::HistTable::Symbolize symbolize = hist_symbolizer();
+  for (const Aggregation& aggregation : aggregations_) {
+    if (aggregation.removed || !aggregation.hist || aggregation.group_event != group_event) continue;
+    if (hist) out += (out.empty() ? "" : "\n") + aggregation.hist->format(symbolize);
+    else out += aggregation.hist->spec().describe() + "\n";
+  }
+  // An event without triggers: the kernel's trigger file lists the commands it takes.
+  if (!hist && out.empty())
+    out = "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist disable_hist hist\n";
+  return ControlReply{0, out, {}};
+}
+
+ControlReply TraceSession::set_trigger_live(const std::string& request) {
+  const size_t space = request.find(' ');
+  const std::string group_event = request.substr(0, space);
+  std::string text = space == std::string::npos ? std::string() : request.substr(space + 1);
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  const trace::EventDescription* event = live_event(group_event);
+  if (event == nullptr) return ControlReply{ENOENT, fmt::format("no event {}\n", group_event), {}};
+  const bool removal = text.starts_with('!');
+  if (removal) text.erase(0, 1);
+  if (!text.starts_with("hist")) return ControlReply{EINVAL, fmt::format("'{}': only hist triggers are taken\n", text), {}};
+  auto spec = trace::parse_hist_trigger(text, *event);
+  if (!spec) return ControlReply{EINVAL, spec.error().message + "\n", {}};
+  Aggregation* existing = nullptr;
+  for (Aggregation& other : aggregations_)
+    if (!other.removed && other.hist && other.group_event == group_event && other.hist->spec().same_trigger(*spec))
+      existing = &other;
+  using Command = trace::HistSpec::Command;
+  if (removal || (existing != nullptr && spec->command != Command::None)) {
+    if (existing == nullptr) return ControlReply{ENOENT, fmt::format("'{}': no such hist trigger\n", text), {}};
+    if (jump_engine_) {
+      jump_engine_->drain();
+      jump_engine_->collect_aggregations();
+    }
+    if (removal) {
+      existing->removed = true;  // its index stays: the other aggregations' do not move
+      const auto index = static_cast<size_t>(existing - aggregations_.data());
+      for (PlantedProbe& planted : planted_) std::erase(planted.aggregations, index);
+    } else if (spec->command == Command::Clear) {
+      existing->hist->clear();
+    } else {
+      existing->hist->set_paused(spec->command == Command::Pause);
+    }
+    return ControlReply{};
+  }
+  if (existing != nullptr) return ControlReply{EEXIST, fmt::format("'{}': Hist trigger already exists\n", text), {}};
+  if (spec->command == Command::Cont || spec->command == Command::Clear)
+    return ControlReply{ENOENT, fmt::format("'{}': Can't clear or continue a nonexistent hist trigger\n", text), {}};
+  Aggregation aggregation;
+  aggregation.group_event = group_event;
+  aggregation.hist.emplace(std::move(*spec), *event);
+  const bool stack = aggregation.hist->needs_stack();
+  for (const PlantedProbe& planted : planted_)
+    if (stack && planted.jumped && !planted.removed && group_event_of(catalog_[planted.catalog_id]) == group_event)
+      return ControlReply{EINVAL, fmt::format("'{}': a jump-optimized probe cannot key on common_stacktrace (its agent does not walk stacks)\n", text), {}};
+  // The agents' tables would take the hits the new trigger needs: what they hold is taken, and
+  // from now on the tracer aggregates the jump-optimized probes' hits from records.
+  if (jump_engine_) {
+    jump_engine_->drain();
+    jump_engine_->collect_aggregations();
+    jump_engine_->clear_agent_filters();
+  }
+  aggregations_.push_back(std::move(aggregation));
+  const size_t index = aggregations_.size() - 1;
+  for (PlantedProbe& planted : planted_)
+    if (!planted.removed && group_event_of(catalog_[planted.catalog_id]) == group_event) {
+      planted.aggregations.push_back(index);
+      planted.needs_stack = planted.needs_stack || stack;
+    }
+  return ControlReply{};
 }
 
 probe::engine::ProbeSpec TraceSession::breakpoint_spec(PlantedProbe& planted) {
@@ -1426,7 +1601,7 @@ void TraceSession::watch_exec_calls() {
   watch_functions({"execve", "execveat", "fexecve", "execv", "execvp", "execvpe", "execl", "execlp", "execle"},
                   exec_watches_, [this](const probe::engine::HitContext&) {
                     jump_engine_->drain();
-                    jump_engine_->collect_aggregations();
+                    jump_engine_->collect_aggregations(true);  // the tables go with the image
                   });
 }
 
@@ -1452,6 +1627,14 @@ trace::EventRecord TraceSession::fetch_event(const PlantedProbe& probe, const pr
   record.timestamp_ns = monotonic_ns();
   record.address = hit.address;
   record.values = probe::run_all(probe.plan, environment);
+  if (probe.needs_stack) {
+    if (auto arch = arch::probe_arch(engine_->arch())) {
+      const bool at_entry = !return_address && !probe.is_return && probe.at_function_entry;
+      record.user_stack = probe::walk_user_stack(**arch, hit.registers.raw, at_entry, [&](uint64_t address, std::span<uint8_t> into) {
+        return hit.memory.read(address, into).ok();
+      });
+    }
+  }
   return record;
 }
 
@@ -1576,13 +1759,17 @@ void TraceSession::emit(trace::EventRecord&& record) {
 }
 
 void TraceSession::end_output() {
-  // Return probes on breakpoints: entries the trap engine could not track (MAXACTIVE).
+  // Return probes on breakpoints: entries the trap engine could not track (MAXACTIVE), and
+  // frames it gave up without a return.
   for (const PlantedProbe& planted : planted_) {
     if (planted.jumped || !planted.is_return || !engine_) continue;
-    for (probe::engine::ProbeId id : planted.trap_ids) on_missed(planted, engine_->stats(id).misses);
+    for (probe::engine::ProbeId id : planted.trap_ids) {
+      on_missed(planted, engine_->stats(id).misses);
+      statistics_.counters(planted.catalog_id).add_unwound(engine_->stats(id).discarded);
+    }
   }
   // The aggregations' final state (also after Ctrl-C: tracing ends the same way).
-  if (!aggregations_.empty()) output_->write_text(format_aggregations());
+  if (!aggregations_.empty()) write_aggregations(monotonic_ns(), false);
   if (const std::string trailer = writer_->end(); !trailer.empty()) output_->write_text(trailer);
   output_->flush();
   if (const std::string failed = writer_->failure(); !failed.empty()) error(failed);

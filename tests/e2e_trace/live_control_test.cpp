@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -419,7 +420,7 @@ TEST_P(LiveControl, TheMountWithEchoAndCat) {
   const std::string definition = work_definition();
   EXPECT_EQ(shell(mnt, "echo '" + definition + "' >> uprobe_events").status, 0);
   EXPECT_EQ(shell(mnt, "cat uprobe_events").output, definition + "\n");
-  EXPECT_EQ(shell(mnt, "ls events/xprobe_live/work").output, "enable\nfilter\nformat\n");
+  EXPECT_EQ(shell(mnt, "ls events/xprobe_live/work").output, "enable\nfilter\nformat\nhist\ntrigger\n");
   EXPECT_EQ(shell(mnt, "cat events/xprobe_live/work/enable").output, "0\n");
   EXPECT_EQ(shell(mnt, "cat events/xprobe_live/work/filter").output, "none\n");
   // The format file is the kernel's for the same definition.
@@ -482,6 +483,185 @@ TEST_P(LiveControl, TheMountWithEchoAndCat) {
   EXPECT_EQ(run.output(), untraced(5).output);
   EXPECT_FALSE(mounted(mnt));  // unmounted at the end
   expect_enabled_phases_only(calls_by_phase(run.trace()), {1, 2, 3, 4}, 5);
+}
+
+// The kernel's answer to a bad filter written to `group_event`'s filter file, for a
+// definition of its own: what the file shows then, and its error_log entry from "error:" on.
+struct KernelFilterRefusal {
+  std::string file, log;
+};
+KernelFilterRefusal kernel_filter_refusal(const std::string& definition, const std::string& group_event,
+                                          const std::string& filter, std::string* why_not) {
+  KernelFilterRefusal refusal;
+  auto tracefs = KernelTracefs::open(why_not);
+  if (!tracefs) return refusal;
+  EXPECT_TRUE(tracefs->define(definition)) << definition;
+  EXPECT_FALSE(tracefs->set_filter(group_event, filter, &refusal.file)) << filter;
+  // The refusal is logged in the instance the filter was written in.
+  const std::string log = read_text_file(tracefs->instance() + "/error_log");
+  const size_t at = log.rfind("event filter parse error: error:");
+  EXPECT_NE(at, std::string::npos) << log;
+  if (at != std::string::npos) refusal.log = log.substr(at + std::strlen("event filter parse error: "));
+  tracefs->set_filter(group_event, "0");
+  tracefs->undefine(group_event);
+  return refusal;
+}
+
+std::string kernel_work_definition(const std::string& name) {
+  return fmt::format("p:{} {}:{:#x} phase=%di:s32 call=%si:s32", name, LIVE_CALLS_PATH,
+                     file_offset_of(LIVE_CALLS_PATH, "live_work"));
+}
+
+std::multiset<int> calls_from(int first, int last) {
+  std::multiset<int> calls;
+  for (int call = first; call <= last; ++call) calls.insert(call);
+  return calls;
+}
+
+long ring_records(const std::string& diagnostics) {
+  const size_t at = diagnostics.find("ring records read: ");
+  return at == std::string::npos ? -1 : std::stol(diagnostics.substr(at + std::strlen("ring records read: ")));
+}
+
+// A filter written while tracing (xprobe ctl's filter request) takes effect on the live probe:
+// only the calls it lets through are events; with the jump engine the agent turns the others
+// away (no ring record). A bad one is refused with EINVAL and the kernel's file text, and, as
+// in the kernel, leaves the event unfiltered.
+TEST_P(LiveControl, FilterWrittenWhileTracing) {
+  const bool jump = std::string(GetParam()) == "jump";
+  LiveRun run({"--engine", GetParam(), "--summary", "-e", work_definition()});
+  ASSERT_EQ(run.program_line(), "ready\n") << run.diagnostics();
+  ASSERT_TRUE(run.connect_socket()) << run.diagnostics();
+  EXPECT_EQ(run.request("filter xprobe_live/work").text, "none\n");
+  Reply set = run.request("filter xprobe_live/work call < 10");
+  ASSERT_TRUE(set.ok) << set.text;
+  EXPECT_EQ(run.request("filter xprobe_live/work").text, "call < 10\n");
+  ASSERT_EQ(run.phase(), 1);
+  set = run.request("filter xprobe_live/work call >= 120 && phase == 2");
+  ASSERT_TRUE(set.ok) << set.text;
+  ASSERT_EQ(run.phase(), 2);
+  const std::string bad = "call <";
+  const Reply refused = run.request("filter xprobe_live/work " + bad);
+  EXPECT_EQ(refused.error, EINVAL) << refused.text;
+  std::string why_not;
+  const KernelFilterRefusal kernel = kernel_filter_refusal(kernel_work_definition("xpt_live/work"), "xpt_live/work", bad, &why_not);
+  if (!kernel.file.empty()) {
+    EXPECT_EQ(refused.text + "\n", kernel.file);
+    EXPECT_EQ(run.request("filter xprobe_live/work").text, kernel.file);
+  }
+  ASSERT_EQ(run.phase(), 3);  // unfiltered, as the kernel leaves an event after a refused filter
+  ASSERT_TRUE(run.request("filter xprobe_live/work phase == 4").ok);
+  ASSERT_EQ(run.phase(), 4);
+  ASSERT_TRUE(run.request("filter xprobe_live/work 0").ok);
+  EXPECT_EQ(run.request("filter xprobe_live/work").text, "none\n");
+  ASSERT_EQ(run.phase(), 5);
+  EXPECT_EQ(run.request("filter xprobe_live/nosuch 0").error, ENOENT);
+  EXPECT_EQ(run.finish(), untraced(5).exit_status) << run.diagnostics();
+  EXPECT_EQ(run.output(), untraced(5).output);
+  const auto calls = calls_by_phase(run.trace());
+  const std::multiset<int> all = calls_from(0, kThreads * kCalls - 1);
+  const std::map<int, std::multiset<int>> expected{
+      {1, calls_from(0, 9)}, {2, calls_from(120, 127)}, {3, all}, {4, all}, {5, all}};
+  EXPECT_EQ(calls, expected);
+  // In the agent: the hits the filters turned away made no record.
+  if (jump) {
+    EXPECT_EQ(ring_records(run.diagnostics()), 10 + 8 + 3 * kThreads * kCalls) << run.diagnostics();
+  }
+}
+
+// The same through the mount: echo and cat on events/GRP/EVENT/filter, error_log as the kernel's.
+TEST_P(LiveControl, FilterFileOfTheMount) {
+  if (access("/dev/fuse", R_OK | W_OK) != 0) GTEST_SKIP() << "no /dev/fuse";
+  LiveRun run({"--engine", GetParam(), "--control", "MOUNT"});
+  ASSERT_EQ(run.program_line(), "ready\n") << run.diagnostics();
+  const std::string mnt = run.runtime_dir() + "/mnt";
+  ASSERT_TRUE(mounted(mnt)) << run.diagnostics();
+  EXPECT_EQ(shell(mnt, "echo '" + work_definition() + "' >> uprobe_events").status, 0);
+  EXPECT_EQ(shell(mnt, "echo 'call == 7 || call == 100' > events/xprobe_live/work/filter").status, 0);
+  EXPECT_EQ(shell(mnt, "cat events/xprobe_live/work/filter").output, "call == 7 || call == 100\n");
+  EXPECT_EQ(shell(mnt, "echo 1 > events/xprobe_live/work/enable").status, 0);
+  ASSERT_EQ(run.phase(), 1);
+  for (const std::string bad : {"call <", "bogus == 1", "(call == 1", "call == 1 &&", "phase == "}) {
+    EXPECT_NE(shell(mnt, "echo > error_log; echo '" + bad + "' > events/xprobe_live/work/filter").status, 0) << bad;
+    std::string why_not;
+    const KernelFilterRefusal kernel = kernel_filter_refusal(kernel_work_definition("xpt_live/work"), "xpt_live/work", bad, &why_not);
+    const std::string log = shell(mnt, "cat error_log").output;
+    ASSERT_NE(log.find("] event filter parse error: error:"), std::string::npos) << bad << "\n" << log;
+    if (kernel.file.empty()) continue;
+    EXPECT_EQ(shell(mnt, "cat events/xprobe_live/work/filter").output, kernel.file) << bad;
+    EXPECT_EQ(log.substr(log.find("] event filter parse error: ") + std::strlen("] event filter parse error: ")), kernel.log) << bad;
+  }
+  EXPECT_EQ(shell(mnt, "echo 'phase == 2 && call < 3' > events/xprobe_live/work/filter").status, 0);
+  ASSERT_EQ(run.phase(), 2);
+  EXPECT_EQ(shell(mnt, "echo 0 > events/xprobe_live/work/filter && cat events/xprobe_live/work/filter").output, "none\n");
+  EXPECT_EQ(shell(mnt, "echo 0 > events/xprobe_live/work/enable").status, 0);
+  EXPECT_EQ(run.finish(), untraced(2).exit_status) << run.diagnostics();
+  const std::map<int, std::multiset<int>> expected{{1, {7, 100}}, {2, calls_from(0, 2)}};
+  EXPECT_EQ(calls_by_phase(run.trace()), expected);
+}
+
+// A hist trigger written to the event's trigger file while tracing: the trigger file lists it
+// as the kernel does, the hist file is its table (each phase's 8 threads make 16 calls each
+// with the phase's number), and :pause, :cont, :clear and !hist act on it.
+TEST_P(LiveControl, TheMountsTriggerAndHistFiles) {
+  if (access("/dev/fuse", R_OK | W_OK) != 0) GTEST_SKIP() << "no /dev/fuse";
+  LiveRun run({"--engine", GetParam(), "--control", "MOUNT"});
+  ASSERT_EQ(run.program_line(), "ready\n") << run.diagnostics();
+  const std::string mnt = run.runtime_dir() + "/mnt";
+  ASSERT_TRUE(mounted(mnt)) << run.diagnostics();
+  EXPECT_EQ(shell(mnt, "echo '" + work_definition() + "' >> uprobe_events && echo 1 > events/xprobe_live/work/enable").status, 0);
+  const std::string dir = "events/xprobe_live/work/";
+  EXPECT_EQ(shell(mnt, "cat " + dir + "trigger").output,
+            "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist disable_hist hist\n");
+  EXPECT_EQ(shell(mnt, "echo 'hist:keys=phase' > " + dir + "trigger").status, 0);
+  EXPECT_EQ(shell(mnt, "cat " + dir + "trigger").output, "hist:keys=phase:vals=hitcount:sort=hitcount:size=2048 [active]\n");
+  ASSERT_EQ(run.phase(), 1);
+  ASSERT_EQ(run.phase(), 2);
+  std::string hist = shell(mnt, "cat " + dir + "hist").output;
+  EXPECT_NE(hist.find("{ phase:          1 } hitcount:        128\n{ phase:          2 } hitcount:        128\n"), std::string::npos)
+      << hist;
+  EXPECT_NE(hist.find("Totals:\n    Hits: 256\n    Entries: 2\n    Dropped: 0\n"), std::string::npos) << hist;
+  EXPECT_EQ(shell(mnt, "echo 'hist:keys=phase:pause' >> " + dir + "trigger && cat " + dir + "trigger").output,
+            "hist:keys=phase:vals=hitcount:sort=hitcount:size=2048 [paused]\n");
+  ASSERT_EQ(run.phase(), 3);
+  EXPECT_NE(shell(mnt, "cat " + dir + "hist").output.find("    Hits: 256\n"), std::string::npos);
+  EXPECT_EQ(shell(mnt, "echo 'hist:keys=phase:clear' >> " + dir + "trigger && echo 'hist:keys=phase:cont' >> " + dir + "trigger").status, 0);
+  ASSERT_EQ(run.phase(), 4);
+  hist = shell(mnt, "cat " + dir + "hist").output;
+  EXPECT_NE(hist.find("{ phase:          4 } hitcount:        128\n\nTotals:\n    Hits: 128\n"), std::string::npos) << hist;
+  // Refused: a second trigger like it, a bad one (its message in error_log), :cont of none.
+  EXPECT_NE(shell(mnt, "echo 'hist:keys=phase' >> " + dir + "trigger").status, 0);
+  EXPECT_NE(shell(mnt, "echo 'hist:keys=nosuch' >> " + dir + "trigger").status, 0);
+  EXPECT_NE(shell(mnt, "cat error_log").output.find("Couldn't find field: nosuch"), std::string::npos);
+  EXPECT_NE(shell(mnt, "echo 'hist:keys=call:cont' >> " + dir + "trigger").status, 0);
+  EXPECT_EQ(shell(mnt, "echo '!hist:keys=phase' >> " + dir + "trigger && cat " + dir + "hist").output, "");
+  ASSERT_EQ(run.phase(), 5);
+  EXPECT_EQ(run.finish(), untraced(5).exit_status) << run.diagnostics();
+  // Phase 5 ran without a trigger: its calls are events again.
+  expect_enabled_phases_only(calls_by_phase(run.trace()), {5}, 5);
+}
+
+// A source-level definition (DWARF: a function and its parameters by name) added live: it goes
+// in as the kernel-syntax definition it stands for, and its values are the program's own.
+TEST_P(LiveControl, SourceLevelDefinitionAddedLive) {
+  LiveRun run({"--engine", GetParam()});
+  ASSERT_EQ(run.program_line(), "ready\n") << run.diagnostics();
+  ASSERT_TRUE(run.connect_socket()) << run.diagnostics();
+  const Reply bad = run.request(fmt::format("add p:xprobe_live/bad {}:live_work nosuchvar", LIVE_CALLS_PATH));
+  EXPECT_EQ(bad.error, EINVAL);
+  EXPECT_NE(bad.text.find("nosuchvar"), std::string::npos) << bad.text;
+  const Reply added = run.request(fmt::format("add p:xprobe_live/work {}:live_work phase call", LIVE_CALLS_PATH));
+  ASSERT_TRUE(added.ok) << added.text;
+  const std::string listed = run.request("list").text;
+  EXPECT_EQ(listed.rfind(fmt::format("p:xprobe_live/work {}:0x", LIVE_CALLS_PATH), 0), 0u) << listed;
+  EXPECT_EQ(std::count(listed.begin(), listed.end(), '\n'), 1) << listed;
+  ASSERT_TRUE(run.request("enable xprobe_live/work").ok);
+  ASSERT_EQ(run.phase(), 1);
+  ASSERT_TRUE(run.request("disable xprobe_live/work").ok);
+  ASSERT_TRUE(run.request("remove xprobe_live/work").ok);
+  ASSERT_EQ(run.phase(), 2);
+  EXPECT_EQ(run.finish(), untraced(2).exit_status) << run.diagnostics();
+  expect_enabled_phases_only(calls_by_phase(run.trace()), {1}, 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, LiveControl, ::testing::Values("trap", "jump"));

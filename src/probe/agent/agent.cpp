@@ -503,6 +503,36 @@ void fold_into_table(AgentAggTableHeader& table, const AgentAggregation& aggrega
   __atomic_fetch_add(&table.dropped, 1, __ATOMIC_RELAXED);
 }
 
+AgentAggTableHeader* table_of(AgentAggTablePair& pair, uint64_t t) {
+  return reinterpret_cast<AgentAggTableHeader*>(reinterpret_cast<uint8_t*>(&pair) + sizeof pair + t * pair.table_bytes);
+}
+
+// The pair at `address` when it is what the tracer maps: two usable tables of one size.
+AgentAggTablePair* usable_pair(uint64_t address) {
+  auto* pair = reinterpret_cast<AgentAggTablePair*>(address);
+  if (pair == nullptr || pair->magic != kAggPairMagic) return nullptr;
+  const AgentAggTableHeader* first = table_of(*pair, 0);
+  if (!table_usable(*first) || pair->table_bytes != agg_pair_table_bytes(first->max_entries)) return nullptr;
+  const AgentAggTableHeader* second = table_of(*pair, 1);
+  if (!table_usable(*second) || second->max_entries != first->max_entries) return nullptr;
+  return pair;
+}
+
+// Folds the hit into the pair's active table (AgentAggTablePair: the tracer waits for
+// writers[t] before it reads table t). A pair whose index keeps moving under the hit (only a
+// program writing over it could do that) counts the hit dropped.
+void fold_into_pair(AgentAggTablePair& pair, const AgentAggregation& aggregation, const AggregatedHit& hit) {
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    const uint64_t t = __atomic_load_n(&pair.active, __ATOMIC_SEQ_CST) & 1;
+    __atomic_fetch_add(&pair.writers[t][0], 1, __ATOMIC_SEQ_CST);
+    const bool still = (__atomic_load_n(&pair.active, __ATOMIC_SEQ_CST) & 1) == t;
+    if (still) fold_into_table(*table_of(pair, t), aggregation, hit);
+    __atomic_fetch_sub(&pair.writers[t][0], 1, __ATOMIC_RELEASE);
+    if (still) return;
+  }
+  __atomic_fetch_add(&table_of(pair, 0)->dropped, 1, __ATOMIC_RELAXED);
+}
+
 // Folds the hit into the probe's aggregations; false (nothing changed) when the agent cannot
 // compute all of them: the hit is then recorded for the tracer.
 bool aggregate(const AgentProbe& probe, const CapturedArguments& captured, uint32_t cpu, const ReturnFacts& facts,
@@ -518,8 +548,9 @@ bool aggregate(const AgentProbe& probe, const CapturedArguments& captured, uint3
     hit.skipped = false;
     for (uint32_t i = 0; i < kAggKeyWords; ++i) hit.key[i] = 0;
     if (aggregation.key_count > kMaxAggKeys || aggregation.value_count > kMaxAggValues) return false;
-    const auto* table = reinterpret_cast<const AgentAggTableHeader*>(aggregation.table);
-    if (table == nullptr || !table_usable(*table)) return false;
+    AgentAggTablePair* pair = usable_pair(aggregation.table);
+    if (pair == nullptr) return false;
+    const AgentAggTableHeader* table = table_of(*pair, 0);  // its clock_mult (both tables have it)
     if (aggregation.filter_offset != 0) {
       if (aggregation.filter_offset > probe.aggregation_bytes ||
           aggregation.filter_bytes > probe.aggregation_bytes - aggregation.filter_offset)
@@ -551,7 +582,7 @@ bool aggregate(const AgentProbe& probe, const CapturedArguments& captured, uint3
   }
   for (uint32_t a = 0; a < aggregations.count; ++a) {
     if (hits[a].skipped) continue;
-    fold_into_table(*reinterpret_cast<AgentAggTableHeader*>(aggregations.items[a].table), aggregations.items[a], hits[a]);
+    fold_into_pair(*reinterpret_cast<AgentAggTablePair*>(aggregations.items[a].table), aggregations.items[a], hits[a]);
   }
   return true;
 }
@@ -671,7 +702,30 @@ void record(const AgentProbe& probe, uint32_t first_op, const uint64_t* register
 }
 
 // The thread's frame stack; with `claim`, a free slot becomes its own. Null when none is free.
-AgentThread* find_thread(AgentReturnState& state, uint64_t tid, bool claim) {
+// A thread's slot is freed by the tracer when the thread exits. With no tracer (xprobe was
+// SIGKILLed) the slots of exited threads stay taken: a program that keeps making threads would
+// fill the table, and every later hit would walk all of it for nothing. When no slot is free,
+// the first few slots of the chain whose thread is gone (tgkill with signal 0: ESRCH) are taken
+// over. Only a table full of threads is ever asked, so a traced program never pays for it.
+inline constexpr uint32_t kReclaimTries = 8;
+inline constexpr long kNoSuchProcess = -3;  // -ESRCH
+
+AgentThread* reclaim_slot_of_exited_thread(AgentReturnState& state, uint64_t tid, long pid) {
+  uint32_t at = thread_slot_hash(tid);
+  for (uint32_t n = 0; n < kReclaimTries; ++n, at = (at + 1) & (kThreadSlots - 1)) {
+    AgentThread& slot = state.threads[at];
+    uint64_t owner = load_acquire(&slot.tid);
+    if (owner == 0 || owner == kFreedThread || (owner & kGoroutineKey) != 0) continue;
+    if (syscall6(kSysTgkill, pid, static_cast<long>(owner), 0, 0, 0, 0) != kNoSuchProcess) continue;
+    if (__atomic_compare_exchange_n(&slot.tid, &owner, tid, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      slot.depth = 0;
+      return &slot;
+    }
+  }
+  return nullptr;
+}
+
+AgentThread* find_thread(AgentReturnState& state, uint64_t tid, bool claim, long pid = 0) {
   const uint32_t start = thread_slot_hash(tid);
   uint32_t at = start;
   for (uint32_t n = 0; n < kThreadSlots; ++n, at = (at + 1) & (kThreadSlots - 1)) {
@@ -691,7 +745,7 @@ AgentThread* find_thread(AgentReturnState& state, uint64_t tid, bool claim) {
       return &slot;
     }
   }
-  return nullptr;
+  return (tid & kGoroutineKey) == 0 && pid != 0 ? reclaim_slot_of_exited_thread(state, tid, pid) : nullptr;
 }
 
 void count_discarded(AgentReturnState& state, const AgentFrame& frame) {
@@ -755,7 +809,7 @@ void return_entry(const AgentProbe& probe, const uint64_t* registers) {
   AgentProbeCounters& counters = state->counters[probe.probe_index];
   const uint64_t tid = current_tid();
   const FrameOwner owner = owner_of(*state, probe, tid, registers);
-  AgentThread* thread = find_thread(*state, owner.key, true);
+  AgentThread* thread = find_thread(*state, owner.key, true, pid_of(probe));
   if (thread == nullptr) {
     __atomic_fetch_add(&counters.missed, 1, __ATOMIC_RELAXED);
     return;
@@ -790,7 +844,7 @@ void return_entry(const AgentProbe& probe, const uint64_t* registers) {
   }
   ++thread->depth;
   if (site == 0) {
-    AgentThread* requester = owner.key == tid ? thread : find_thread(*state, tid, true);
+    AgentThread* requester = owner.key == tid ? thread : find_thread(*state, tid, true, pid_of(probe));
     ask_for_site(*state, requester, return_address, tid, pid_of(probe));
     // Asked with the signal, the tracer has planted the site by now.
     if (find_site(state->sites, return_address) != 0) thread->frames[thread->depth - 1].flags = 0;

@@ -57,12 +57,13 @@ struct JumpEngine::Probe {
   uint32_t index = 0;             // the agent's probe_index
   uint64_t missed_seen = 0;       // return probes: the agent's missed count at the last look
   uint64_t missed_by_tracer = 0;  // not reported yet
+  uint64_t unwound_seen = 0;       // return probes: the agent's discarded count at the last look
+  uint64_t unwound_by_tracer = 0;  // not reported yet
   uint64_t released = 0;          // frames the tracer popped (AgentProbeCounters::released)
   uint64_t filtered_seen = 0;     // the agent's filtered count at the last look
   uint64_t aggregated_seen = 0;   // the agent's aggregated count at the last look
   struct Table {
-    uint64_t address = 0;
-    AgentTableReader reader;
+    AgentTablePairReader reader;
     bool failed = false;
   };
   std::vector<Table> tables;      // one per spec.agent_aggregations
@@ -368,7 +369,7 @@ Status JumpEngine::plant(JumpProbeSpec spec, const arch::JumpPlan& patch) {
   for (size_t a = 0; a < tables->size(); ++a) {
     std::vector<uint8_t> folds;
     for (const agent::AgentAggValue& value : probe->spec.agent_aggregations[a].values) folds.push_back(value.fold);
-    probe->tables.push_back(Probe::Table{(*tables)[a], AgentTableReader(probe->spec.agent_aggregations[a].max_entries, folds)});
+    probe->tables.push_back(Probe::Table{AgentTablePairReader((*tables)[a], probe->spec.agent_aggregations[a].max_entries, folds)});
   }
   probe->aggregating = !tables->empty();
   probes_.push_back(std::move(probe));
@@ -383,11 +384,18 @@ Result<std::vector<uint64_t>> JumpEngine::map_aggregation_tables(const JumpProbe
     const uint32_t entries = aggregation.max_entries;
     if (entries == 0 || entries > agent::kMaxAggEntries || (entries & (entries - 1)) != 0)
       return make_error(fmt::format("an aggregation table of {} entries", entries));
-    const uint64_t bytes = align_up(agent::agg_table_bytes(entries), kPage);
+    const uint64_t bytes = align_up(agent::agg_pair_bytes(entries), kPage);
     auto mapped = process_.remote_mmap_near(tid, ring_, bytes, PROT_READ | PROT_WRITE, uint64_t{1} << 46);
     if (!mapped) return make_error(fmt::format("cannot map an aggregation table: {}", mapped.error().message));
     const agent::AgentAggTableHeader header = agent_table_header(entries, ticks_per_ns_);
-    if (auto written = process_.write(*mapped, std::span(reinterpret_cast<const uint8_t*>(&header), sizeof header)); !written)
+    for (uint64_t t = 0; t < 2; ++t)
+      if (auto written = process_.write(*mapped + agent::agg_pair_table_offset(entries, t),
+                                        std::span(reinterpret_cast<const uint8_t*>(&header), sizeof header));
+          !written)
+        return written.error();
+    // The pair's header last: the agent uses no pair before its magic is there.
+    const agent::AgentAggTablePair pair = agent_pair_header(entries);
+    if (auto written = process_.write(*mapped, std::span(reinterpret_cast<const uint8_t*>(&pair), sizeof pair)); !written)
       return written.error();
     tables.push_back(*mapped);
   }
@@ -403,26 +411,25 @@ void JumpEngine::switch_off_aggregations(Probe& probe) {
                        std::span(reinterpret_cast<const uint8_t*>(&none), 4));
 }
 
-void JumpEngine::collect_aggregations() {
+void JumpEngine::collect_aggregations(bool final) {
   if (!process_.alive()) return;
+  const AggregationMemory memory{
+      [this](uint64_t address, std::span<uint8_t> into) { return process_.read(address, into).ok(); },
+      [this](uint64_t address, std::span<const uint8_t> bytes) { return process_.write(address, bytes).ok(); }};
   for (const auto& probe : probes_) {
     for (size_t a = 0; a < probe->tables.size(); ++a) {
       Probe::Table& table = probe->tables[a];
       if (table.failed) continue;
-      agent::AgentAggTableHeader header{};
-      if (!process_.read(table.address, std::span(reinterpret_cast<uint8_t*>(&header), sizeof header))) continue;
-      const uint64_t count = table.reader.entries_to_read(header);
-      std::vector<uint8_t> first(count * sizeof(agent::AgentAggEntry)), second(first.size());
-      const uint64_t entries_at = table.address + agent::agg_entries_offset(table.reader.max_entries());
-      if (count != 0 && (!process_.read(entries_at, first) || !process_.read(entries_at, second))) continue;
-      auto update = table.reader.update(header, first, second);
+      auto update = table.reader.collect(memory, final);
+      if (update && !update->has_value()) continue;  // an agent is still in the table: the next collect takes it
       if (!update) {
         table.failed = true;
         switch_off_aggregations(*probe);
         if (probe->spec.on_aggregation_failed) probe->spec.on_aggregation_failed(update.error().message);
         continue;
       }
-      if ((!update->entries.empty() || update->dropped != 0) && probe->spec.on_aggregated) probe->spec.on_aggregated(a, *update);
+      const AggregationUpdate& taken = **update;
+      if ((!taken.entries.empty() || taken.dropped != 0) && probe->spec.on_aggregated) probe->spec.on_aggregated(a, taken);
     }
   }
 }
@@ -435,8 +442,10 @@ void JumpEngine::write_clock_mult() {
   clock_mult_written_ = mult;
   for (const auto& probe : probes_)
     for (const Probe::Table& table : probe->tables)
-      (void)process_.write(table.address + offsetof(agent::AgentAggTableHeader, clock_mult),
-                           std::span(reinterpret_cast<const uint8_t*>(&mult), 8));
+      for (uint64_t t = 0; t < 2; ++t)
+        (void)process_.write(table.reader.address() + agent::agg_pair_table_offset(table.reader.max_entries(), t) +
+                                 offsetof(agent::AgentAggTableHeader, clock_mult),
+                             std::span(reinterpret_cast<const uint8_t*>(&mult), 8));
 }
 
 bool JumpEngine::clashes(const arch::JumpPlan& plan) const {
@@ -534,13 +543,13 @@ void JumpEngine::on_exec() {
 Status JumpEngine::remove_patches() {
   if (!process_.alive()) return {};
   drain();
-  collect_aggregations();
+  collect_aggregations(true);
   return restore_in(process_);
 }
 
 void JumpEngine::finish() {
   drain();
-  collect_aggregations();
+  collect_aggregations(true);
   collect_counters();
   if (!ring_reader_) return;
   ring_reader_->abandon_unfinished([&](uint32_t index, uint64_t count) {
@@ -765,7 +774,7 @@ void JumpEngine::release_frames(const std::vector<agent::AgentFrame>& frames, bo
     ++probe.released;
     // Over without being seen returning, from a site the agent did not know: an unseen return.
     const bool returned = last_returned && i + 1 == frames.size();
-    if (!returned && (frames[i].flags & agent::kFrameSiteUnknown)) ++probe.missed_by_tracer;
+    if (!returned) ++((frames[i].flags & agent::kFrameSiteUnknown) ? probe.missed_by_tracer : probe.unwound_by_tracer);
     (void)process_.write(returns_ + offsetof(agent::AgentReturnState, counters) + index * sizeof(agent::AgentProbeCounters) +
                              offsetof(agent::AgentProbeCounters, released),
                          std::span(reinterpret_cast<const uint8_t*>(&probe.released), 8));
@@ -853,6 +862,32 @@ void JumpEngine::clear_agent_filters() {
   }
 }
 
+uint32_t JumpEngine::replace_agent_filter(uint32_t index, std::vector<uint8_t> agent_filter) {
+  if (index >= probes_.size() || probes_[index]->removed) return index;
+  Probe& probe = *probes_[index];
+  auto lose_agent_filter = [&] {
+    if (probe.spec.agent_filter.empty() || probe.descriptor == 0) return index;
+    const uint32_t none = 0;
+    // One aligned word: a thread reading the descriptor sees the filter or none.
+    (void)process_.write(probe.descriptor + offsetof(agent::AgentProbe, filter_offset),
+                         std::span(reinterpret_cast<const uint8_t*>(&none), 4));
+    return index;
+  };
+  if (!probe.planted || probe.spec.is_return || probe.aggregating || !probe.spec.agent_aggregations.empty())
+    return lose_agent_filter();
+  uint8_t disabled = 1;
+  (void)process_.read(ring_ + offsetof(AgentRingHeader, disabled) + index, std::span(&disabled, 1));
+  JumpProbeSpec again = probe.spec;
+  again.agent_filter = std::move(agent_filter);
+  again.disabled = disabled != 0;
+  again.patch = probe.plan;
+  auto added = add_probe(std::move(again));
+  if (!added) return lose_agent_filter();
+  // Should the old one's bytes fail to go, it is switched off all the same: the new one counts.
+  static_cast<void>(remove_probe(index));
+  return *added;
+}
+
 void JumpEngine::collect_filtered() {
   if (!process_.alive() || ring_ == 0) return;
   for (const auto& probe : probes_) {
@@ -887,6 +922,14 @@ void JumpEngine::collect_counters() {
     probe->missed_seen = std::max(missed, probe->missed_seen);
     probe->missed_by_tracer = 0;
     if (fresh != 0 && probe->spec.on_missed) probe->spec.on_missed(fresh);
+    uint64_t unwound = probe->unwound_seen;
+    (void)process_.read(returns_ + offsetof(agent::AgentReturnState, counters) + probe->index * sizeof(agent::AgentProbeCounters) +
+                            offsetof(agent::AgentProbeCounters, discarded),
+                        std::span(reinterpret_cast<uint8_t*>(&unwound), 8));
+    const uint64_t given_up = (unwound > probe->unwound_seen ? unwound - probe->unwound_seen : 0) + probe->unwound_by_tracer;
+    probe->unwound_seen = std::max(unwound, probe->unwound_seen);
+    probe->unwound_by_tracer = 0;
+    if (given_up != 0 && probe->spec.on_unwound) probe->spec.on_unwound(given_up);
   }
 }
 
