@@ -44,25 +44,6 @@ int64_t number_after(const std::string& text, const std::string& key) {
   return at == std::string::npos ? -1 : std::stoll(text.substr(at + key.size() + 1));
 }
 
-// The --summary row of an event: RECORDED, MISSED and, when the table has it, UNWOUND.
-struct SummaryRow {
-  int64_t recorded = -1, missed = -1, unwound = 0;
-};
-SummaryRow summary_row(const std::string& diagnostics, const std::string& event) {
-  SummaryRow row;
-  std::istringstream lines(diagnostics);
-  std::string line;
-  bool has_unwound = false;
-  while (std::getline(lines, line)) {
-    if (line.rfind("EVENT ", 0) == 0) has_unwound = line.find("UNWOUND") != std::string::npos;
-    if (line.rfind(event + " ", 0) != 0) continue;
-    std::istringstream fields(line.substr(event.size()));
-    fields >> row.recorded >> row.missed;
-    if (has_unwound) fields >> row.unwound;
-  }
-  return row;
-}
-
 struct Workload {
   std::vector<std::string> command;
   std::string record_of;  // whose record line counts the calls
@@ -74,7 +55,7 @@ struct Outcome {
   TracedRun run;
   WorkRecord record;
   int64_t entries = 0, returns = 0, wrong_returns = 0, entry_argument_sum = 0;
-  SummaryRow returns_row;
+  SummaryCounts returns_row;
 };
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
@@ -105,7 +86,7 @@ Outcome trace_work(const Workload& workload, const std::string& engine, const st
     ++outcome.returns;
     if (std::stoll(event.arg("r")) != std::stoll(event.arg("x")) * 3 + 1) ++outcome.wrong_returns;
   }
-  outcome.returns_row = summary_row(run.diagnostics, "rw/work_ret");
+  outcome.returns_row = summary_counts(run.diagnostics, "rw/work_ret");
   EXPECT_EQ(outcome.returns_row.recorded, outcome.returns) << run.diagnostics;
   EXPECT_EQ(outcome.wrong_returns, 0) << "returns matched to another call's frame";
   return outcome;
