@@ -135,7 +135,7 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
 
   // probe::engine::ReturnSiteHost
   Result<arch::JumpPatchFunction> describe_return_site(uint64_t address) override {
-    return return_site_function(address, modules_, exception_tables_);
+    return return_site_function(address, modules_);
   }
   void return_site_not_patched(uint64_t address, const std::string& why) override;
   Status watch_return_site(uint64_t address) override;
@@ -310,7 +310,6 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   std::unique_ptr<probe::engine::TrapEngine> engine_;
   std::unique_ptr<probe::engine::JumpEngine> jump_engine_;
   std::string jump_unusable_;  // why the process cannot have jump-optimized probes
-  ExceptionTablesCache exception_tables_;
   probe::ElfCache elf_cache_;
   probe::ModuleMap modules_;
   std::string main_executable_;
@@ -898,7 +897,7 @@ bool TraceSession::plant_pending(bool strict) {
       // program and in its time; the tracer does it at the breakpoint's stop.
       choice.why_not = "a hist is keyed on common_stacktrace: the agent does not walk stacks (a breakpoint does)";
     } else {
-      auto spec = jump_candidate(definitions_[ready[i].definition], ready[i].point, ready[i].plan, modules_, exception_tables_);
+      auto spec = jump_candidate(definitions_[ready[i].definition], ready[i].point, ready[i].plan, modules_);
       if (!spec) {
         choice.why_not = spec.error().message;
       } else if (auto plan = jump_engine_->plan(*spec); !plan) {
@@ -1806,7 +1805,6 @@ void TraceSession::fail_before_tracing() {
 void TraceSession::on_exec() {
   if (supervisor_->detached()) return;  // nothing is planted again while leaving
   main_executable_ = read_link(fmt::format("/proc/{}/exe", process_->pid()));
-  exception_tables_.clear();
   comms_->forget_all();
   cpus_->forget_all();
   rendezvous_.reset();
