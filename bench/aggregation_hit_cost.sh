@@ -13,10 +13,14 @@
 #   bpftrace-hist       uprobe { @ = hist(arg0); }
 # ns/hit = (traced loop ns - untraced loop ns) / N, the loop timed by the workload itself (start-up
 # and tear-down never count). RUNS rounds, every tracer once per round, in turn.
+# xprobe's rows say the ring records read and the hits dropped (a full ring): a dropped hit is
+# cheaper than a recorded one, so a reference that drops looks cheaper than it is. The default
+# N fits the jump engine's ring (8 MiB of 64-byte records: 131,072) whatever the tracer's speed,
+# and a round whose plain entry probe dropped anything says so (REFERENCE DROPPED).
 #   bench/aggregation_hit_cost.sh BUILD   (a Release build with XPROBE_BENCH=ON; root)
 set -u
 BUILD=${1:?usage: aggregation_hit_cost.sh BUILD}
-N=${N:-200000}; RUNS=${RUNS:-3}
+N=${N:-100000}; RUNS=${RUNS:-5}
 WB=$BUILD/bench/workload/work_bench
 X=$BUILD/src/cli/xprobe
 T=$(mktemp -d)
@@ -64,6 +68,7 @@ for r in $(seq "$RUNS"); do
   report() { echo "round=$r $1 ns_per_hit=$(( ($2 - base) / N )) $3"; }
   "$X" trace --engine jump --summary -e "$DEF" -o "$T/trace" -- "$WB" --threads 1 --timing "$T/x" "$N" >/dev/null 2>"$T/err"
   report xprobe-entry "$(loop "$T/x")" "events=$(grep -vc '^#' "$T/trace") $(ring "$T/err")"
+  grep -q 'events were dropped' "$T/err" && echo "round=$r REFERENCE DROPPED: $(grep 'events were dropped' "$T/err")"
   "$X" trace --engine jump --summary -e "$DEF" --filter "bench/work:$REJECT" -o "$T/trace" -- "$WB" --threads 1 --timing "$T/x" "$N" >/dev/null 2>"$T/err"
   report xprobe-filter-false "$(loop "$T/x")" "events=$(grep -vc '^#' "$T/trace") $(ring "$T/err")"
   "$X" trace --engine jump --summary -e "$DEF" --hist 'bench/work:hist:keys=a.log2' -o "$T/trace" -- "$WB" --threads 1 --timing "$T/x" "$N" >/dev/null 2>"$T/err"

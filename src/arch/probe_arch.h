@@ -105,6 +105,11 @@ class ProbeArch {
   virtual uint64_t return_value(const RegisterBlock& registers) const = 0;
   // The return address of a function stopped at its first instruction.
   virtual Result<uint64_t> return_address_at_entry(const RegisterBlock& registers, ProbeMemory& memory) const = 0;
+  // The frame pointer, and the size of a stack word: code built with frame pointers keeps at
+  // the frame pointer {the caller's frame pointer, the return address}, a word each (x86's
+  // push rbp after the call's push, AArch64's frame record of x29 and x30).
+  virtual uint64_t frame_pointer(const RegisterBlock& registers) const = 0;
+  virtual unsigned stack_word_bytes() const = 0;
   // How far above the stack pointer at entry the stack pointer may be right after the
   // function returned (the return address popped, plus what `ret imm16` releases).
   virtual uint64_t longest_return_pop() const = 0;

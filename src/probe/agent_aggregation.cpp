@@ -1,6 +1,10 @@
 #include "probe/agent_aggregation.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <map>
+#include <sched.h>
 #include <cmath>
 #include <cstring>
 
@@ -49,58 +53,99 @@ agent::AgentAggTableHeader agent_table_header(uint32_t max_entries, double ticks
   return header;
 }
 
-AgentTableReader::AgentTableReader(uint32_t max_entries, std::vector<uint8_t> folds)
-    : max_entries_(max_entries), folds_(std::move(folds)) {
+agent::AgentAggTablePair agent_pair_header(uint32_t max_entries) {
+  agent::AgentAggTablePair pair{};
+  pair.magic = agent::kAggPairMagic;
+  pair.table_bytes = agent::agg_pair_table_bytes(max_entries);
+  return pair;
+}
+
+AgentTablePairReader::AgentTablePairReader(uint64_t address, uint32_t max_entries, std::vector<uint8_t> folds)
+    : address_(address), max_entries_(max_entries), folds_(std::move(folds)) {
   folds_.resize(agent::kMaxAggValues, agent::kFoldSum);
 }
 
-uint64_t AgentTableReader::entries_to_read(const agent::AgentAggTableHeader& header) const {
+uint64_t AgentTablePairReader::entries_to_read(const agent::AgentAggTableHeader& header) const {
   if (header.magic != agent::kAggTableMagic || header.max_entries != max_entries_ || header.slot_count != 2 * uint64_t{max_entries_})
     return 0;
   return std::min<uint64_t>(header.entries, max_entries_);
 }
 
-Result<AggregationUpdate> AgentTableReader::update(const agent::AgentAggTableHeader& header, std::span<const uint8_t> entries,
-                                                   std::span<const uint8_t> again) {
-  auto corrupt = [](const std::string& what) { return make_error(fmt::format("the aggregation table is corrupt: {}", what)); };
+namespace {
+Error corrupt(const std::string& what) { return make_error(fmt::format("the aggregation table is corrupt: {}", what)); }
+}  // namespace
+
+Result<AggregationUpdate> AgentTablePairReader::entries_of(const agent::AgentAggTableHeader& header,
+                                                           std::span<const uint8_t> entries) const {
   if (header.magic != agent::kAggTableMagic) return corrupt("its header's magic was overwritten");
   if (header.max_entries != max_entries_ || header.slot_count != 2 * uint64_t{max_entries_})
     return corrupt(fmt::format("its size changed ({} entries, {} slots; it was made with {})", header.max_entries,
                                header.slot_count, max_entries_));
-  if (header.dropped < dropped_) return corrupt("its dropped count went backwards");
   AggregationUpdate update;
-  update.dropped = header.dropped - dropped_;
-  dropped_ = header.dropped;
-  const size_t count = std::min({entries.size(), again.size(), size_t{max_entries_} * sizeof(agent::AgentAggEntry)}) /
+  update.dropped = header.dropped;
+  const size_t count = std::min<size_t>(entries.size(), size_t{max_entries_} * sizeof(agent::AgentAggEntry)) /
                        sizeof(agent::AgentAggEntry);
-  if (seen_.size() < count) seen_.resize(count);
+  std::map<std::vector<uint64_t>, size_t> keys;  // a key's entry: the agent gives each key one
   for (size_t i = 0; i < count; ++i) {
-    agent::AgentAggEntry entry{}, second{};
+    agent::AgentAggEntry entry{};
     std::memcpy(&entry, entries.data() + i * sizeof entry, sizeof entry);
-    std::memcpy(&second, again.data() + i * sizeof second, sizeof second);
     if (entry.ready > 1) return corrupt(fmt::format("entry {} has the state {:#x}", i, entry.ready));
-    Seen& seen = seen_[i];
-    if (entry.ready == 0) {
-      if (seen.ready) return corrupt(fmt::format("entry {} was withdrawn", i));
-      continue;
-    }
-    if (std::memcmp(&entry, &second, sizeof entry) != 0) continue;  // being updated: next time
-    if (seen.ready && std::memcmp(seen.key, entry.key, sizeof entry.key) != 0)
-      return corrupt(fmt::format("entry {} changed its key", i));
-    if (entry.hitcount < seen.hitcount) return corrupt(fmt::format("entry {}'s hit count went backwards", i));
-    if (entry.hitcount == seen.hitcount) continue;
+    if (entry.ready == 0 || entry.hitcount == 0) continue;  // a key that lost its race, or not counted yet
+    const auto [other, fresh] = keys.try_emplace(std::vector<uint64_t>(entry.key, entry.key + agent::kAggKeyWords), i);
+    if (!fresh) return corrupt(fmt::format("entries {} and {} have the same key", other->second, i));
     AggregatedEntry out;
     std::memcpy(out.key, entry.key, sizeof out.key);
-    out.hitcount = entry.hitcount - seen.hitcount;
-    for (uint32_t v = 0; v < agent::kMaxAggValues; ++v)
-      out.values[v] = folds_[v] == agent::kFoldSum ? entry.values[v] - seen.values[v] : entry.values[v];
+    out.hitcount = entry.hitcount;
+    std::memcpy(out.values, entry.values, sizeof out.values);
     update.entries.push_back(out);
-    seen.ready = true;
-    seen.hitcount = entry.hitcount;
-    std::memcpy(seen.key, entry.key, sizeof seen.key);
-    std::memcpy(seen.values, entry.values, sizeof seen.values);
   }
   return update;
+}
+
+Result<std::optional<AggregationUpdate>> AgentTablePairReader::collect(const AggregationMemory& memory, bool final) {
+  auto bytes_of = [](auto& value) { return std::span(reinterpret_cast<uint8_t*>(&value), sizeof value); };
+  if (!switched_) {
+    uint64_t other = active_ ^ 1;
+    if (!memory.write(address_ + offsetof(agent::AgentAggTablePair, active), bytes_of(other)))
+      return make_error("cannot switch the aggregation tables");
+    // The store before the loads of writers[] (AgentAggTablePair).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    switched_ = true;
+  }
+  const uint64_t left = active_;
+  agent::AgentAggTablePair pair{};
+  bool quiet = false;
+  for (int look = 0; look < 64 && !quiet; ++look) {
+    if (look != 0) sched_yield();
+    if (!memory.read(address_, bytes_of(pair))) return make_error("cannot read the aggregation tables");
+    if (pair.magic != agent::kAggPairMagic || pair.table_bytes != agent::agg_pair_table_bytes(max_entries_))
+      return corrupt("the header of its pair of tables was overwritten");
+    quiet = pair.writers[left][0] == 0;
+  }
+  if (!quiet && !final) return std::optional<AggregationUpdate>{};
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  const uint64_t table = address_ + agent::agg_pair_table_offset(max_entries_, left);
+  agent::AgentAggTableHeader header{};
+  if (!memory.read(table, bytes_of(header))) return make_error("cannot read an aggregation table");
+  const uint64_t count = entries_to_read(header);
+  std::vector<uint8_t> entries(count * sizeof(agent::AgentAggEntry));
+  const uint64_t entries_at = table + agent::agg_entries_offset(max_entries_);
+  if (count != 0 && !memory.read(entries_at, entries)) return make_error("cannot read an aggregation table");
+  auto update = entries_of(header, entries);
+  if (!update) return update.error();
+  // Emptied for its next turn: its slots, the entries' states, then the counts.
+  if (header.entries != 0 || header.dropped != 0) {
+    const std::vector<uint8_t> zeros(std::max<uint64_t>(2 * uint64_t{max_entries_} * 8, entries.size()), 0);
+    const uint64_t counts[2] = {0, 0};  // entries, dropped
+    if (!memory.write(table + sizeof header, std::span(zeros.data(), 2 * uint64_t{max_entries_} * 8)) ||
+        !memory.write(entries_at, std::span(zeros.data(), entries.size())) ||
+        !memory.write(table + offsetof(agent::AgentAggTableHeader, entries),
+                      std::span(reinterpret_cast<const uint8_t*>(counts), sizeof counts)))
+      return make_error("cannot empty an aggregation table");
+  }
+  switched_ = false;
+  active_ ^= 1;
+  return std::optional<AggregationUpdate>(std::move(*update));
 }
 
 }  // namespace xprobe::probe

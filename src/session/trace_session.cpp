@@ -54,6 +54,7 @@
 #include "target/proc_queries.h"
 #include "target/process.h"
 #include "target/wait.h"
+#include "probe/user_stack.h"
 #include "trace/aggregation/agent_aggregation.h"
 #include "trace/aggregation/hist_trigger.h"
 #include "trace/event_fields.h"
@@ -90,6 +91,8 @@ struct PlantedProbe {
   EventFilters::Filter filter;  // null: every hit is an event
   std::vector<size_t> aggregations;  // indices into TraceSession::aggregations_: no event lines then
   std::optional<uint32_t> entry_clock_slot;  // latency: the saved word with the entry's clock
+  bool needs_stack = false;        // a hist keys its events on common_stacktrace
+  bool at_function_entry = false;  // the probe is a function's first instruction
   // Live control: a disabled breakpoint probe is taken out (trap_in false), a disabled jump
   // is switched off in the agent; a removed probe (or one of an image an exec replaced) is
   // gone for good, its counts stay.
@@ -147,6 +150,12 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   // Feeds the event to the probe's aggregations; false when it has none (print it then).
   bool aggregate(const PlantedProbe& probe, const trace::EventRecord& record, uint64_t latency_ns);
   std::string format_aggregations() const;
+  // A hist trigger on the event is keyed on common_stacktrace.
+  bool needs_user_stack(const std::string& group_event) const;
+  // The aggregations now: their tables (text formats; `with_clock`: an --interval's, after the
+  // time of day), or counters (--format perfetto).
+  void write_aggregations(uint64_t now_ns, bool with_clock);
+  trace::HistTable::Symbolize hist_symbolizer() const;
   // The probe's aggregations compiled for the jump engine's agent, when it can compute every
   // one of them (trace/aggregation/agent_aggregation.h); none: the tracer aggregates records.
   std::optional<std::vector<probe::AgentAggregationSpec>> agent_aggregations_of(const PlantedProbe& planted) const;
@@ -288,6 +297,8 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   EventFilters filters_;
   std::vector<Aggregation> aggregations_;
   uint64_t next_interval_ns_ = 0;
+  pid_t counter_pid_ = 0;             // the process the counters are tracks of
+  std::string counter_process_name_;  // its name while it could still be asked
   std::vector<size_t> pending_;  // indices into definitions_
   insn::Arch definitions_arch_ = arch::host_arch();  // what definitions_ were parsed for
   std::unique_ptr<target::Process> process_;
@@ -490,22 +501,67 @@ std::optional<std::vector<probe::AgentAggregationSpec>> TraceSession::agent_aggr
     if (aggregation.hist) compiled = trace::agent_aggregation_of(aggregation.hist->spec(), event, planted.plan, planted.address);
     if (aggregation.summary)
       compiled = trace::agent_aggregation_of(aggregation.summary->spec(), planted.plan, planted.address,
-                                             planted.entry_clock_slot, options_.clear_each_interval);
+                                             planted.entry_clock_slot);
     if (!compiled) return std::nullopt;
     out.push_back(std::move(*compiled));
   }
   return out;
 }
 
-std::string TraceSession::format_aggregations() const {
-  std::string out;
-  const probe::Symbolizer symbolizer(modules_);
-  auto symbolize = [&](uint64_t address, bool with_offset) {
+bool TraceSession::needs_user_stack(const std::string& group_event) const {
+  for (const Aggregation& aggregation : aggregations_)
+    if (aggregation.hist && aggregation.group_event == group_event && aggregation.hist->needs_stack()) return true;
+  return false;
+}
+
+trace::HistTable::Symbolize TraceSession::hist_symbolizer() const {
+  return [symbolizer = std::make_shared<probe::Symbolizer>(modules_)](uint64_t address, bool with_offset) {
     // The bare address where no symbol covers it; the kernel's sprint_symbol_no_offset(): the name alone.
-    std::string text = symbolizer.symbolize(address).value_or(fmt::format("{:#x}", address));
+    std::string text = symbolizer->symbolize(address).value_or(fmt::format("{:#x}", address));
     if (!with_offset) text = text.substr(0, text.find('+'));
     return text;
   };
+}
+
+void TraceSession::write_aggregations(uint64_t now_ns, bool with_clock) {
+  if (options_.format->text_lines) {
+    std::string text = format_aggregations();
+    if (with_clock) {
+      time_t wall = time(nullptr);
+      tm local{};
+      localtime_r(&wall, &local);
+      char clock[16];
+      strftime(clock, sizeof clock, "%H:%M:%S", &local);
+      text = fmt::format("{}\n{}\n", clock, text);
+    }
+    output_->write_text(text);
+    return;
+  }
+  // Counter tracks of the traced process (its first pid: an exec keeps it).
+  std::vector<trace::CounterSample> samples;
+  const trace::HistTable::Symbolize symbolize = hist_symbolizer();
+  for (const Aggregation& aggregation : aggregations_) {
+    if (aggregation.hist) {
+      auto taken = aggregation.hist->counters(aggregation.group_event, symbolize);
+      samples.insert(samples.end(), taken.begin(), taken.end());
+    }
+    if (aggregation.summary) {
+      auto taken = aggregation.summary->counters();
+      samples.insert(samples.end(), taken.begin(), taken.end());
+    }
+  }
+  trace::ThreadProcess process{counter_pid_, {}};
+  if (auto known = process_of_thread(counter_pid_)) process.name = known->name;
+  if (process.name.empty()) process.name = counter_process_name_;
+  counter_process_name_ = process.name;
+  std::string out;
+  writer_->write_counters(now_ns, process, samples, out);
+  if (!out.empty()) output_->write_text(out);
+}
+
+std::string TraceSession::format_aggregations() const {
+  std::string out;
+  const trace::HistTable::Symbolize symbolize = hist_symbolizer();
   for (size_t i = 0; i < aggregations_.size(); ++i) {
     const Aggregation& aggregation = aggregations_[i];
     if (i > 0 && !out.ends_with("\n\n")) out += "\n";
@@ -526,12 +582,7 @@ void TraceSession::print_interval_if_due() {
   next_interval_ns_ = now + uint64_t{options_.interval_seconds} * 1000000000ull;
   if (jump_engine_) jump_engine_->drain();
   collect_agent_aggregations();
-  time_t wall = time(nullptr);
-  tm local{};
-  localtime_r(&wall, &local);
-  char clock[16];
-  strftime(clock, sizeof clock, "%H:%M:%S", &local);
-  output_->write_text(fmt::format("{}\n{}\n", clock, format_aggregations()));
+  write_aggregations(now, true);
   output_->flush();
   if (!options_.clear_each_interval) return;
   for (Aggregation& aggregation : aggregations_) {
@@ -642,9 +693,10 @@ void TraceSession::report_unmatched() {
 bool TraceSession::open_output() {
   int fd = STDOUT_FILENO;
   bool owns = false;
-  if (!aggregations_.empty() && !options_.format->text_lines) {
-    report(Severity::Usage, fmt::format("--format {}: the aggregations (--hist, --count, --latency, ...) print text tables, "
-                                        "which this format cannot hold: use --format ftrace or json with them",
+  if (!aggregations_.empty() && !options_.format->text_lines && !options_.format->counters) {
+    report(Severity::Usage, fmt::format("--format {}: the aggregations (--hist, --count, --latency, ...) are text tables "
+                                        "(--format ftrace or json) or counter tracks (--format perfetto); this format "
+                                        "holds neither",
                                         options_.format->name));
     return false;
   }
@@ -695,6 +747,7 @@ bool TraceSession::start_process() {
   main_executable_ = read_link(fmt::format("/proc/{}/exe", process_->pid()));
   comms_ = std::make_unique<CommCache>();
   cpus_ = std::make_unique<CpuReader>();
+  counter_pid_ = process_->pid();
   return true;
 }
 
@@ -832,6 +885,10 @@ bool TraceSession::plant_pending(bool strict) {
     JumpChoice& choice = jumps[i];
     if (!jump_engine_ || jumps_demoted_ || !arch::jump_arch(arch)) {
       choice.why_not = !arch::jump_arch(arch) ? fmt::format("the process is {}", insn::arch_name(arch)) : jump_unusable_;
+    } else if (needs_user_stack(group_event_of(trace::describe_event(definitions_[ready[i].definition])))) {
+      // The agent would walk the frame pointers with a process_vm_readv per frame, inside the
+      // program and in its time; the tracer does it at the breakpoint's stop.
+      choice.why_not = "a hist is keyed on common_stacktrace: the agent does not walk stacks (a breakpoint does)";
     } else {
       auto spec = jump_candidate(definitions_[ready[i].definition], ready[i].point, ready[i].plan, modules_, exception_tables_);
       if (!spec) {
@@ -916,6 +973,8 @@ bool TraceSession::plant_pending(bool strict) {
     planted.address = item.point.address;
     planted.is_return = definition.kind == probe::ProbeKind::Return;
     planted.max_active = definition.maxactive.value_or(0);
+    planted.needs_stack = needs_user_stack(group_event_of(catalog_.back()));
+    planted.at_function_entry = item.point.function_address != 0 && item.point.address == item.point.function_address;
 
     if (jumps[i].spec && planted.entry_clock_slot) {
       auto slot = probe::add_entry_clock(jumps[i].spec->capture);
@@ -1426,7 +1485,7 @@ void TraceSession::watch_exec_calls() {
   watch_functions({"execve", "execveat", "fexecve", "execv", "execvp", "execvpe", "execl", "execlp", "execle"},
                   exec_watches_, [this](const probe::engine::HitContext&) {
                     jump_engine_->drain();
-                    jump_engine_->collect_aggregations();
+                    jump_engine_->collect_aggregations(true);  // the tables go with the image
                   });
 }
 
@@ -1452,6 +1511,14 @@ trace::EventRecord TraceSession::fetch_event(const PlantedProbe& probe, const pr
   record.timestamp_ns = monotonic_ns();
   record.address = hit.address;
   record.values = probe::run_all(probe.plan, environment);
+  if (probe.needs_stack) {
+    if (auto arch = arch::probe_arch(engine_->arch())) {
+      const bool at_entry = !return_address && !probe.is_return && probe.at_function_entry;
+      record.user_stack = probe::walk_user_stack(**arch, hit.registers.raw, at_entry, [&](uint64_t address, std::span<uint8_t> into) {
+        return hit.memory.read(address, into).ok();
+      });
+    }
+  }
   return record;
 }
 
@@ -1582,7 +1649,7 @@ void TraceSession::end_output() {
     for (probe::engine::ProbeId id : planted.trap_ids) on_missed(planted, engine_->stats(id).misses);
   }
   // The aggregations' final state (also after Ctrl-C: tracing ends the same way).
-  if (!aggregations_.empty()) output_->write_text(format_aggregations());
+  if (!aggregations_.empty()) write_aggregations(monotonic_ns(), false);
   if (const std::string trailer = writer_->end(); !trailer.empty()) output_->write_text(trailer);
   output_->flush();
   if (const std::string failed = writer_->failure(); !failed.empty()) error(failed);

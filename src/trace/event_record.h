@@ -20,6 +20,9 @@ struct EventRecord {
   uint64_t address = 0;         // entry: the probed address; return: where the function returned to
   std::optional<uint64_t> function_address;  // return probes: the function's entry address
   std::vector<probe::FetchedValue> values;   // one per argument, in definition order
+  // Only for a hist keyed on common_stacktrace: the thread's user stack at the hit, innermost
+  // first (probe/user_stack.h).
+  std::vector<uint64_t> user_stack;
 };
 
 // The static side of an event: names for the header of each line and each argument.

@@ -39,6 +39,15 @@ struct FormatContext {
   std::string directory = {};        // formats that write a directory (OutputFormat::prepare_directory): -o
 };
 
+// An aggregation's value at one moment, for the formats with counter tracks: `track` names a
+// counter track (an aggregation, or one of its values), `series` one line of it (a key, a
+// bucket).
+struct CounterSample {
+  std::string track;
+  std::string series;
+  int64_t value = 0;
+};
+
 class EventWriter {
  public:
   virtual ~EventWriter() = default;
@@ -50,6 +59,10 @@ class EventWriter {
   virtual std::string end() { return {}; }
   // A writer of its own files (a directory format): what went wrong writing them, "" if nothing.
   virtual std::string failure() const { return {}; }
+  // The aggregations at `timestamp_ns` (CLOCK_MONOTONIC, as the events) as counters of
+  // `process`, appended to `out` (formats with OutputFormat::counters; others ignore them).
+  virtual void write_counters(uint64_t /*timestamp_ns*/, const ThreadProcess& /*process*/,
+                              std::span<const CounterSample> /*samples*/, std::string& /*out*/) {}
 };
 
 struct OutputFormat {
@@ -63,6 +76,8 @@ struct OutputFormat {
   // Its output is lines of text that the aggregations' tables can join (not a JSON document
   // or a binary trace).
   bool text_lines;
+  // It holds the aggregations as counters instead (EventWriter::write_counters).
+  bool counters;
 };
 
 // Every format, the default (ftrace) first.

@@ -10,12 +10,13 @@ namespace xprobe::trace {
 namespace {
 
 constexpr OutputFormat kFormats[] = {
-    {"ftrace", "the kernel's trace file: one line per event (the default)", make_ftrace_writer, nullptr, true},
-    {"json", "JSON lines: one object per event", make_json_writer, nullptr, true},
-    {"perfetto", "the Trace Event Format JSON for ui.perfetto.dev: slices per thread", make_trace_event_writer, nullptr, false},
-    {"chrome", "the same as perfetto (chrome://tracing reads it too)", make_trace_event_writer, nullptr, false},
+    {"ftrace", "the kernel's trace file: one line per event (the default)", make_ftrace_writer, nullptr, true, false},
+    {"json", "JSON lines: one object per event", make_json_writer, nullptr, true, false},
+    {"perfetto", "the Trace Event Format JSON for ui.perfetto.dev: slices per thread, aggregations as counters",
+     make_trace_event_writer, nullptr, false, true},
+    {"chrome", "the same as perfetto (chrome://tracing reads it too)", make_trace_event_writer, nullptr, false, true},
     {"ctf", "a CTF 1.8 trace directory (-o DIR) for babeltrace2 and Trace Compass", make_ctf_writer,
-     prepare_ctf_directory, false},
+     prepare_ctf_directory, false, false},
 };
 
 }  // namespace

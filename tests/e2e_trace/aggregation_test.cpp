@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <regex>
 #include <sstream>
 
 #include "test_support.h"
@@ -340,6 +341,161 @@ TEST(Summaries, IntervalPrintsAndClearAddUpToEveryCall) {
   // 40000 calls of 44 µs on average: at least one print while tracing, then the last one.
   EXPECT_GE(stamps, 1) << xprobe.trace_text;
   EXPECT_EQ(prints, stamps + 1) << xprobe.trace_text;
+}
+
+// Two threads call visit() as fast as they can for 3.5 s and count their calls: with --interval
+// and --clear, the prints (each of a table the agent no longer writes to, emptied after) add up
+// to the program's own count exactly, and the prints while it runs see the hits of their second.
+TEST(Summaries, IntervalClearTakesEveryHitOfABusyProgramExactlyOnce) {
+  const std::string bin = FILTER_CALLS_PATH;
+  TracedRun xprobe = run_xprobe({"--engine", "jump", "--summary", "-e", visit_definition(), "--count", "xpt_oracle/visit",
+                                 "--hist", "xpt_oracle/visit:hist:keys=n", "--interval", "1", "--clear"},
+                                {bin, "busy", "3500", "2"}, false);
+  ASSERT_EQ(xprobe.xprobe_status, 0) << xprobe.diagnostics;
+  long calls = -1;
+  ASSERT_EQ(std::sscanf(xprobe.program_output.c_str(), "calls=%ld", &calls), 1) << xprobe.program_output;
+  ASSERT_GT(calls, 10000);
+  std::vector<long> counts, hits;
+  for (const std::string& line : lines_of(xprobe.trace_text)) {
+    long n = 0;
+    if (std::sscanf(line.c_str(), "@visit: %ld", &n) == 1) counts.push_back(n);
+    if (std::sscanf(line.c_str(), "    Hits: %ld", &n) == 1) hits.push_back(n);
+  }
+  ASSERT_GE(counts.size(), 3u) << xprobe.trace_text;  // three prints while running, then the last
+  ASSERT_EQ(hits.size(), counts.size()) << xprobe.trace_text;
+  long counted = 0, hit = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    counted += counts[i];
+    hit += hits[i];
+    if (i + 2 < counts.size()) {
+      EXPECT_GT(counts[i], 0) << "print " << i << " while the program ran\n" << xprobe.trace_text;
+    }
+  }
+  EXPECT_EQ(counted, calls) << xprobe.trace_text;
+  EXPECT_EQ(hit, calls) << xprobe.trace_text;
+  const SummaryCounts summary = summary_counts(xprobe.diagnostics, "xpt_oracle/visit");
+  EXPECT_EQ(summary.ring_records, 0) << "every hit was aggregated in the agent\n" << xprobe.diagnostics;
+}
+
+// What gdb says the frames of a thread stopped at visit's first instruction are: "symbol+0xoff"
+// of frame 0 (visit itself), frame 1 (main, where it returns) and frame 2 (main's caller).
+std::vector<std::string> gdb_frames_at_visit() {
+  const std::string command = fmt::format(
+      "gdb -batch -nx -ex 'break *visit' -ex run -ex 'info symbol $pc' -ex 'frame 1' -ex 'info symbol $pc' "
+      "-ex 'frame 2' -ex 'info symbol $pc' -ex kill --args {} visits 3 2>/dev/null",
+      FILTER_CALLS_PATH);
+  std::vector<std::string> frames;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return frames;
+  char buffer[1024];
+  while (fgets(buffer, sizeof buffer, pipe)) {
+    char symbol[256] = {};
+    unsigned long offset = 0;
+    const std::string line = buffer;
+    if (line.find(" in section ") == std::string::npos) continue;
+    if (std::sscanf(buffer, "%255s + %lu in section", symbol, &offset) == 2) frames.push_back(fmt::format("{}+{:#x}", symbol, offset));
+    else if (std::sscanf(buffer, "%255s in section", symbol) == 1) frames.push_back(fmt::format("{}+0x0", symbol));
+  }
+  pclose(pipe);
+  return frames;
+}
+
+// hist:keys=common_stacktrace keys on the thread's user stack: its frames are the ones gdb
+// unwinds (visit, main, main's caller in libc), printed as the kernel prints a stack key.
+TEST(HistOracle, StacktraceKeysAreTheThreadsUserStackAsGdbUnwindsIt) {
+  const std::vector<std::string> expected = gdb_frames_at_visit();
+  ASSERT_EQ(expected.size(), 3u) << "gdb's frames";
+  TracedRun xprobe = run_xprobe({"--summary", "-e", visit_definition(), "--hist", "xpt_oracle/visit:hist:keys=stacktrace"},
+                                {FILTER_CALLS_PATH, "visits", "50"}, false);
+  ASSERT_EQ(xprobe.xprobe_status, 0) << xprobe.diagnostics;
+  const std::vector<std::string> lines = lines_of(xprobe.trace_text);
+  size_t at = 0;
+  while (at < lines.size() && lines[at] != "# event histogram") ++at;
+  ASSERT_LT(at + 6, lines.size()) << xprobe.trace_text;
+  EXPECT_EQ(lines[at + 2], "# trigger info: hist:keys=common_stacktrace:vals=hitcount:sort=hitcount:size=2048 [active]");
+  EXPECT_EQ(lines[at + 5], "{ common_stacktrace:") << xprobe.trace_text;
+  at += 6;
+  // Each frame: 9 spaces, then %pS (symbol+0xoff/0xsize).
+  size_t frame = 0;
+  for (; at < lines.size() && lines[at].rfind("         ", 0) == 0; ++at, ++frame) {
+    const std::string text = lines[at].substr(9);
+    // main's caller is in libc, whose local symbols only gdb's debug data names: xprobe
+    // prints the bare address there, as the kernel's %pS does without a symbol.
+    if (frame < 2 || (frame == 2 && text.rfind("0x", 0) != 0)) {
+      EXPECT_EQ(text.substr(0, text.find('/')), expected[frame]) << xprobe.trace_text;
+    }
+    if (frame >= 2 && text.rfind("0x", 0) == 0) continue;
+    EXPECT_NE(text.find('/'), std::string::npos) << text;
+  }
+  EXPECT_GE(frame, 3u) << xprobe.trace_text;
+  EXPECT_LE(frame, 16u);
+  ASSERT_LT(at, lines.size());
+  EXPECT_EQ(lines[at], fmt::format("}} hitcount: {:>10}", 50)) << xprobe.trace_text;
+  EXPECT_EQ(lines[at + 2], "Totals:");
+  EXPECT_EQ(lines[at + 3], "    Hits: 50");
+  EXPECT_EQ(lines[at + 4], "    Entries: 1");
+  // The agent does not walk stacks: --engine jump says so before anything runs.
+  TracedRun jumped = run_xprobe({"--engine", "jump", "-e", visit_definition(), "--hist",
+                                 "xpt_oracle/visit:hist:keys=common_stacktrace"},
+                                {FILTER_CALLS_PATH, "visits", "5"}, false);
+  EXPECT_NE(jumped.xprobe_status, 0);
+  EXPECT_NE(jumped.diagnostics.find("cannot be jump-optimized: a hist is keyed on common_stacktrace"), std::string::npos)
+      << jumped.diagnostics;
+}
+
+// .sym and .sym-offset name a return address as gdb does (visit returns into main), printed
+// with the kernel's "[%llx] %-45ps" and "[%llx] %-55pS"; .execname as "%-16s[%10llu]"; a second
+// sort field orders what the first leaves equal (120 visits: each of the 8 names 15 times).
+TEST(HistOracle, SymbolAndExecnameKeysAndASecondSortFieldPrintAsTheKernels) {
+  const std::vector<std::string> expected = gdb_frames_at_visit();
+  ASSERT_EQ(expected.size(), 3u) << "gdb's frames";
+  const std::string bin = FILTER_CALLS_PATH;
+  const std::string ret = fmt::format("r:xpt_oracle/vret {}:{:#x}", bin, file_offset_of(bin, "visit"));
+  for (const char* engine : {"trap", "jump"}) {
+    TracedRun xprobe = run_xprobe({"--engine", engine, "-e", ret, "-e", visit_definition(), "--hist",
+                                   "xpt_oracle/vret:hist:keys=__probe_ret_ip.sym-offset", "--hist",
+                                   "xpt_oracle/vret:hist:keys=__probe_ret_ip.sym", "--hist",
+                                   "xpt_oracle/visit:hist:keys=common_pid.execname", "--hist",
+                                   "xpt_oracle/visit:hist:keys=name:sort=hitcount,name.descending"},
+                                  {bin, "visits", "120"}, false);
+    ASSERT_EQ(xprobe.xprobe_status, 0) << xprobe.diagnostics;
+    const std::regex sym_offset("\\{ __probe_ret_ip: \\[[0-9a-f]+\\] (.{55}) \\} hitcount: +120");
+    const std::regex sym("\\{ __probe_ret_ip: \\[[0-9a-f]+\\] (.{45}) \\} hitcount: +120");
+    const std::regex execname("\\{ common_pid: filter_calls    \\[ *[0-9]{1,10}\\] \\} hitcount: +120");
+    bool saw_offset = false, saw_sym = false, saw_execname = false;
+    std::vector<std::string> names;
+    for (const std::string& line : lines_of(xprobe.trace_text)) {
+      std::smatch match;
+      if (std::regex_match(line, match, sym_offset)) {
+        std::string text = match[1].str();
+        text = text.substr(0, text.find(' '));
+        EXPECT_EQ(text.substr(0, text.find('/')), expected[1]) << line;
+        saw_offset = true;
+      } else if (std::regex_match(line, match, sym)) {
+        std::string text = match[1].str();
+        EXPECT_EQ(text.substr(0, text.find(' ')), expected[1].substr(0, expected[1].find('+'))) << line;
+        saw_sym = true;
+      }
+      if (std::regex_match(line, execname)) saw_execname = true;
+      char name[64] = {};
+      if (std::sscanf(line.c_str(), "{ name: %63s", name) == 1) {
+        EXPECT_NE(line.find("} hitcount:         15"), std::string::npos) << line;
+        names.push_back(name);
+      }
+    }
+    EXPECT_TRUE(saw_offset && saw_sym && saw_execname) << engine << "\n" << xprobe.trace_text;
+    const std::vector<std::string> descending{"zeta", "gamma", "epsilon", "delta", "beta-max", "beta", "alphabet", "alpha"};
+    EXPECT_EQ(names, descending) << engine << "\n" << xprobe.trace_text;
+  }
+  // The kernel's messages for sort fields it refuses.
+  for (const auto& [trigger, message] : std::vector<std::pair<std::string, std::string>>{
+           {"hist:keys=n:sort=n,u,hitcount", "Too many sort fields (Max = 2)"},
+           {"hist:keys=n:sort=n.up", "Invalid sort modifier: up"},
+           {"hist:keys=n:sort=u", "Sort field must be a key or a val: u"}}) {
+    TracedRun refused = run_xprobe({"-e", visit_definition(), "--hist", "xpt_oracle/visit:" + trigger}, {bin, "visits", "3"}, false);
+    EXPECT_NE(refused.xprobe_status, 0);
+    EXPECT_NE(refused.diagnostics.find(message), std::string::npos) << refused.diagnostics;
+  }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
 #include <cstdio>
 #include <memory>
 #include <regex>
@@ -62,6 +63,34 @@ long summary_count(const std::string& summary, const std::string& section, const
   const size_t key = summary.find("\"" + name + "\": ", at);
   if (key == std::string::npos || key > end) return 0;
   return std::stol(summary.substr(key + name.size() + 4));
+}
+
+// A counter series in the checker's summary: `section` "counters" (its last value) or
+// "counter_sums" (the sum of its samples); -1 when it is not there.
+long counter_in(const std::string& summary, const std::string& section, const std::string& track, const std::string& series) {
+  const size_t at = summary.find("\"" + section + "\": {");
+  if (at == std::string::npos) return -1;
+  const size_t on = summary.find("\"" + track + "\": {", at);
+  if (on == std::string::npos) return -1;
+  const size_t end = summary.find('}', on);
+  const size_t key = summary.find("\"" + series + "\": ", on);
+  if (key == std::string::npos || key > end) return -1;
+  return std::stol(summary.substr(key + series.size() + 4));
+}
+
+// Every series of a counter track in the checker's summary (section as counter_in()).
+std::map<std::string, long> counter_series(const std::string& summary, const std::string& section, const std::string& track) {
+  std::map<std::string, long> out;
+  const size_t at = summary.find("\"" + section + "\": {");
+  if (at == std::string::npos) return out;
+  const size_t on = summary.find("\"" + track + "\": {", at);
+  if (on == std::string::npos) return out;
+  const size_t end = summary.find('}', on);
+  const std::regex pair("\"([^\"]*)\": (-?[0-9]+)");
+  const std::string body = summary.substr(on + track.size() + 5, end - on - track.size() - 5);
+  for (std::sregex_iterator it(body.begin(), body.end(), pair), last; it != last; ++it)
+    out[(*it)[1].str()] = std::stol((*it)[2].str());
+  return out;
 }
 
 class PerfettoFormat : public ::testing::TestWithParam<std::string> {
@@ -141,7 +170,45 @@ TEST_P(PerfettoFormat, EveryThreadIsATrackOfItsProcess) {
   EXPECT_EQ(process_names, 1u);
 }
 
+// Aggregations are counter tracks of the traced process: filter_calls visits 300 calls visit()
+// 300 times, with the eight names in turn ((i * 5) % 8: alpha, alphabet, gamma and beta-max
+// once more than the others).
+TEST_P(PerfettoFormat, AggregationsAreCounterTracksOfTheProcess) {
+  const Rules rules = trace({"-e", "p:t/visit visit n=%di:s64 name=+0(%dx):string", "--count", "t/visit", "--hist",
+                             "t/visit:hist:keys=name", "--count", "t/visit:name"},
+                            {FILTER_CALLS_PATH, "visits", "300"});
+  EXPECT_EQ(counter_in(rules.summary, "counters", "@visit", "value"), 300) << rules.summary;
+  const std::map<std::string, long> by_name = counter_series(rules.summary, "counters", "@visit");
+  const std::map<std::string, long> hist = counter_series(rules.summary, "counters", "t/visit hitcount");
+  const std::map<std::string, long> expected{{"alpha", 38}, {"alphabet", 38}, {"gamma", 38}, {"beta-max", 38},
+                                             {"beta", 37},  {"delta", 37},    {"epsilon", 37}, {"zeta", 37}};
+  std::map<std::string, long> hist_expected;
+  for (const auto& [name, count] : expected) hist_expected["name=" + name] = count;
+  EXPECT_EQ(hist, hist_expected) << rules.summary;
+  std::map<std::string, long> keyed = by_name;
+  keyed.erase("value");
+  EXPECT_EQ(keyed, expected) << rules.summary;
+  EXPECT_EQ(summary_count(rules.summary, "i", "visit"), 0) << "aggregated events are not instants";
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, PerfettoFormat, ::testing::Values("trap", "auto"));
+
+// With --interval and --clear, each sample is its interval's: the samples add up to the
+// calls the program counted itself, and a key without hits in an interval reads 0 there.
+TEST(PerfettoCounters, IntervalSamplesWithClearAddUpToTheProgramsOwnCount) {
+  const std::string path = temp_name("counters") + ".json";
+  const TracedRun run = run_xprobe_into(path, {"--format", "perfetto", "-e", "p:t/visit visit n=%di:s64", "--count", "t/visit",
+                                               "--interval", "1", "--clear"},
+                                        {FILTER_CALLS_PATH, "busy", "3500", "2"});
+  ASSERT_EQ(run.xprobe_status, 0) << run.diagnostics;
+  long calls = -1;
+  ASSERT_EQ(std::sscanf(run.program_output.c_str(), "calls=%ld", &calls), 1) << run.program_output;
+  const Rules rules = check_rules(path);
+  EXPECT_EQ(rules.status, 0) << rules.problems << rules.summary;
+  EXPECT_GE(summary_count(rules.summary, "C", "@visit"), 4) << "three intervals and the end\n" << rules.summary;
+  EXPECT_EQ(counter_in(rules.summary, "counter_sums", "@visit", "value"), calls) << rules.summary;
+  unlink(path.c_str());
+}
 
 TEST(PerfettoFormatInterrupted, SigintStillEndsTheArray) {
   const std::string program = e2e_program("ticker");
@@ -343,16 +410,16 @@ TEST(DirectoryAndDocumentFormats, UnusableOutputIsAClearErrorBeforeTheProgramRun
   EXPECT_EQ(run.xprobe_status, 2);
   EXPECT_NE(run.diagnostics.find("-o " + file + ": exists and is not a directory"), std::string::npos) << run.diagnostics;
   EXPECT_EQ(read_text_file(file), "mine");
-  // Aggregations print text tables: a JSON document or a binary trace cannot hold them.
-  const std::string json = temp_name("aggregated") + ".json";
-  run = run_xprobe_into(json, {"--format", "perfetto", "-e", "p:t/in recurse", "--count", "t/in"}, {"/usr/bin/touch", marker});
+  // Aggregations are text tables or counter tracks: a CTF trace holds neither.
+  const std::string directory = temp_name("aggregated");
+  run = run_xprobe_into(directory, {"--format", "ctf", "-e", "p:t/in recurse", "--count", "t/in"}, {"/usr/bin/touch", marker});
   EXPECT_EQ(run.xprobe_status, 2);
-  EXPECT_NE(run.diagnostics.find("--format perfetto: the aggregations (--hist, --count, --latency, ...) print text tables"),
+  EXPECT_NE(run.diagnostics.find("--format ctf: the aggregations (--hist, --count, --latency, ...) are text tables"),
             std::string::npos)
       << run.diagnostics;
   EXPECT_NE(access(marker.c_str(), F_OK), 0) << "the program ran";
   unlink(file.c_str());
-  unlink(json.c_str());
+  rmdir(directory.c_str());
 }
 
 }  // namespace

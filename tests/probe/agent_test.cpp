@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <cctype>
 #include <string_view>
@@ -791,29 +792,53 @@ TEST(AgentFilter, TermsOnlyTheTracerCanDecideNeverTurnAHitAway) {
 
 // --- aggregations in the agent ------------------------------------------------------------
 
-// A table in this process's memory, as the jump engine maps one in a traced program.
+// A pair of tables in this process's memory, as the jump engine maps one in a traced program,
+// read by the tracer's reader.
 class TestTable {
  public:
-  explicit TestTable(uint32_t max_entries) : bytes_(agent::agg_table_bytes(max_entries)) {
-    memory_ = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  explicit TestTable(uint32_t max_entries, std::vector<uint8_t> folds = {})
+      : bytes_(agent::agg_pair_bytes(max_entries)),
+        memory_(mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)),
+        reader_(reinterpret_cast<uint64_t>(memory_), max_entries, std::move(folds)) {
     const agent::AgentAggTableHeader header = agent_table_header(max_entries, 1.0);
-    std::memcpy(memory_, &header, sizeof header);
+    for (uint64_t t = 0; t < 2; ++t)
+      std::memcpy(static_cast<uint8_t*>(memory_) + agent::agg_pair_table_offset(max_entries, t), &header, sizeof header);
+    const agent::AgentAggTablePair pair = agent_pair_header(max_entries);
+    std::memcpy(memory_, &pair, sizeof pair);
   }
   ~TestTable() { munmap(memory_, bytes_); }
+  TestTable(const TestTable&) = delete;
+  TestTable& operator=(const TestTable&) = delete;
   uint64_t address() const { return reinterpret_cast<uint64_t>(memory_); }
-  agent::AgentAggTableHeader& header() { return *static_cast<agent::AgentAggTableHeader*>(memory_); }
-  // Everything in it, through the tracer's reader.
-  Result<AggregationUpdate> read(AgentTableReader& reader) {
-    const agent::AgentAggTableHeader copy = header();
-    const uint64_t count = reader.entries_to_read(copy);
-    const auto* entries = static_cast<const uint8_t*>(memory_) + agent::agg_entries_offset(reader.max_entries());
-    const std::span<const uint8_t> span(entries, count * sizeof(agent::AgentAggEntry));
-    return reader.update(copy, span, span);
+  agent::AgentAggTablePair& pair() { return *static_cast<agent::AgentAggTablePair*>(memory_); }
+  agent::AgentAggTableHeader& header(uint64_t t) {
+    return *reinterpret_cast<agent::AgentAggTableHeader*>(static_cast<uint8_t*>(memory_) +
+                                                          agent::agg_pair_table_offset(reader_.max_entries(), t));
+  }
+  // What the tables took since the last read, through the tracer's reader. None: an agent was
+  // still folding into the table left.
+  Result<std::optional<AggregationUpdate>> collect(bool final = false) {
+    const AggregationMemory memory{[](uint64_t at, std::span<uint8_t> into) {
+                                     std::memcpy(into.data(), reinterpret_cast<const void*>(at), into.size());
+                                     return true;
+                                   },
+                                   [](uint64_t at, std::span<const uint8_t> bytes) {
+                                     std::memcpy(reinterpret_cast<void*>(at), bytes.data(), bytes.size());
+                                     return true;
+                                   }};
+    return reader_.collect(memory, final);
+  }
+  Result<AggregationUpdate> read() {
+    auto taken = collect();
+    if (!taken) return taken.error();
+    if (!taken->has_value()) return make_error("an agent is still in the table");
+    return std::move(**taken);
   }
 
  private:
   size_t bytes_;
   void* memory_;
+  AgentTablePairReader reader_;
 };
 
 agent::AgentAggValue argument_part(uint8_t source, uint8_t argument, uint8_t size, bool is_signed) {
@@ -863,7 +888,7 @@ TEST(AgentAggregation, HitsAreFoldedIntoTheTablesAndNeverTouchTheRing) {
   extremes.filter = filter::compile_agent_filter(filter.value(), plan, 0);
   ASSERT_FALSE(extremes.filter.empty());
 
-  TestTable first(512), second(64);
+  TestTable first(512, {agent::kFoldSum}), second(64, {agent::kFoldMin, agent::kFoldMax});
   const std::vector<AgentAggregationSpec> specs{by_name, extremes};
   const std::vector<uint64_t> tables{first.address(), second.address()};
   AgentHarness harness(1 << 20);
@@ -891,8 +916,7 @@ TEST(AgentAggregation, HitsAreFoldedIntoTheTablesAndNeverTouchTheRing) {
   EXPECT_EQ(harness.ring()->head, 0u) << "an aggregated hit wrote a record";
   EXPECT_EQ(harness.ring()->aggregated[0], 300u);
 
-  AgentTableReader first_reader(512, {agent::kFoldSum}), second_reader(64, {agent::kFoldMin, agent::kFoldMax});
-  auto update = first.read(first_reader);
+  auto update = first.read();
   ASSERT_TRUE(update) << update.error().message;
   // The kernel's .buckets divides the u64 value (a negative n lands far up).
   std::map<std::pair<std::string, int64_t>, std::pair<uint64_t, uint64_t>> seen_first;
@@ -908,14 +932,14 @@ TEST(AgentAggregation, HitsAreFoldedIntoTheTablesAndNeverTouchTheRing) {
   }
   EXPECT_EQ(seen_first, unsigned_expected);
   EXPECT_EQ(update->dropped, 0u);
-  auto extremes_update = second.read(second_reader);
+  auto extremes_update = second.read();
   ASSERT_TRUE(extremes_update) << extremes_update.error().message;
   std::map<uint64_t, std::pair<int64_t, int64_t>> seen_second;
   for (const AggregatedEntry& entry : extremes_update->entries)
     seen_second[entry.key[0]] = {static_cast<int64_t>(entry.values[0]), static_cast<int64_t>(entry.values[1])};
   EXPECT_EQ(seen_second, expected_second);
   // A second read gives only what is new: nothing.
-  auto again = first.read(first_reader);
+  auto again = first.read();
   ASSERT_TRUE(again);
   EXPECT_TRUE(again->entries.empty());
 }
@@ -941,8 +965,7 @@ TEST(AgentAggregation, AFullTableCountsTheHitsOfKeysWithoutRoom) {
       harness.hit(descriptor, block);
     }
   }
-  AgentTableReader reader(4, {});
-  auto update = table.read(reader);
+  auto update = table.read();
   ASSERT_TRUE(update) << update.error().message;
   ASSERT_EQ(update->entries.size(), 4u);
   for (const AggregatedEntry& entry : update->entries) {
@@ -978,8 +1001,7 @@ TEST(AgentAggregation, AHitWhoseKeyFaultedIsRecordedForTheTracer) {
   harness.hit(descriptor, block);
   EXPECT_EQ(harness.drain(1).records.size(), 2u);
   EXPECT_EQ(harness.ring()->aggregated[0], 1u);
-  AgentTableReader reader(16, {});
-  auto update = table.read(reader);
+  auto update = table.read();
   ASSERT_TRUE(update);
   ASSERT_EQ(update->entries.size(), 1u);
   EXPECT_EQ(string_key(update->entries[0]), "short");
@@ -993,7 +1015,7 @@ TEST(AgentAggregation, ThreadsRacingForNewKeysLoseNoHit) {
   spec.max_entries = 256;
   spec.keys = {argument_part(agent::kFilterArgumentValue, 0, 8, true)};
   spec.values = {argument_part(agent::kFilterArgumentValue, 1, 8, false)};
-  TestTable table(256);
+  TestTable table(256, {agent::kFoldSum});
   AgentHarness harness(1 << 20);
   const std::vector<AgentAggregationSpec> specs{spec};
   const std::vector<uint64_t> tables{table.address()};
@@ -1012,8 +1034,7 @@ TEST(AgentAggregation, ThreadsRacingForNewKeysLoseNoHit) {
     });
   }
   for (std::thread& thread : threads) thread.join();
-  AgentTableReader reader(256, {agent::kFoldSum});
-  auto update = table.read(reader);
+  auto update = table.read();
   ASSERT_TRUE(update) << update.error().message;
   std::map<uint64_t, uint64_t> counts;
   for (const AggregatedEntry& entry : update->entries) {
@@ -1025,6 +1046,109 @@ TEST(AgentAggregation, ThreadsRacingForNewKeysLoseNoHit) {
   for (const auto& [key, count] : counts) EXPECT_EQ(count, static_cast<uint64_t>(kThreads * kHits / kKeys)) << key;
   EXPECT_EQ(update->dropped, 0u);
   EXPECT_EQ(harness.ring()->head, 0u);
+}
+
+// The tracer takes the tables while threads keep folding into them (--interval): every hit is
+// in exactly one read, and each read is whole (an entry's sum is that of its hits).
+TEST(AgentAggregation, ReadsWhileThreadsFoldTakeEveryHitExactlyOnce) {
+  const ProbeFetchPlan plan = plan_for("p:g/e work n=%di:s64 u=%si:u64");
+  auto capture = compile_agent_capture(plan);
+  AgentAggregationSpec spec;
+  spec.max_entries = 64;
+  spec.keys = {argument_part(agent::kFilterArgumentValue, 0, 8, true)};
+  spec.values = {argument_part(agent::kFilterArgumentValue, 1, 8, false)};
+  TestTable table(64, {agent::kFoldSum});
+  AgentHarness harness(1 << 20);
+  const std::vector<AgentAggregationSpec> specs{spec};
+  const std::vector<uint64_t> tables{table.address()};
+  const std::vector<uint8_t> descriptor = agent_probe_descriptor(reinterpret_cast<uint64_t>(harness.ring()), 0, *capture, 0,
+                                                                 0, {}, agent_aggregations_block(specs, tables));
+  constexpr int kThreads = 3, kHits = 200000, kKeys = 8;
+  std::atomic<int> running{kThreads};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kHits; ++i) {
+        uint64_t block[agent::kSavedRegisterWords] = {};
+        block[reg("di")] = static_cast<uint64_t>((i + t) % kKeys);
+        block[reg("si")] = 5;
+        harness.hit(descriptor, block);
+      }
+      running.fetch_sub(1);
+    });
+  }
+  std::map<uint64_t, uint64_t> counts;
+  int reads_with_hits = 0, waited = 0;
+  auto take = [&](bool final) {
+    auto taken = table.collect(final);
+    ASSERT_TRUE(taken) << taken.error().message;
+    if (!taken->has_value()) {
+      ++waited;
+      return;
+    }
+    if (!(*taken)->entries.empty()) ++reads_with_hits;
+    for (const AggregatedEntry& entry : (*taken)->entries) {
+      counts[entry.key[0]] += entry.hitcount;
+      EXPECT_EQ(entry.values[0], 5 * entry.hitcount) << "a read saw a hit counted but not summed";
+    }
+    EXPECT_EQ((*taken)->dropped, 0u);
+  };
+  while (running.load() != 0) {
+    take(false);
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  for (std::thread& thread : threads) thread.join();
+  take(false);
+  take(false);  // a table left busy by the last look is taken now
+  uint64_t total = 0;
+  for (const auto& [key, count] : counts) {
+    EXPECT_EQ(count, static_cast<uint64_t>(kThreads * kHits / kKeys)) << "key " << key;
+    total += count;
+  }
+  EXPECT_EQ(total, uint64_t{kThreads} * kHits);
+  EXPECT_GE(reads_with_hits, 2) << "the reads took hits while the threads ran";
+  EXPECT_EQ(harness.ring()->head, 0u);
+}
+
+// An agent still folding into the table the tracer left (a preempted or stopped thread): that
+// table waits for the next read, which switches nothing meanwhile; a final read takes it as it is.
+TEST(AgentAggregation, ATableWithAnAgentStillInItWaitsForTheNextRead) {
+  const ProbeFetchPlan plan = plan_for("p:g/e work n=%di:s64");
+  auto capture = compile_agent_capture(plan);
+  AgentAggregationSpec spec;
+  spec.max_entries = 16;
+  spec.keys = {argument_part(agent::kFilterArgumentValue, 0, 8, true)};
+  TestTable table(16);
+  AgentHarness harness(1 << 20);
+  const std::vector<AgentAggregationSpec> specs{spec};
+  const std::vector<uint64_t> tables{table.address()};
+  const std::vector<uint8_t> descriptor = agent_probe_descriptor(reinterpret_cast<uint64_t>(harness.ring()), 0, *capture, 0,
+                                                                 0, {}, agent_aggregations_block(specs, tables));
+  uint64_t block[agent::kSavedRegisterWords] = {};
+  block[reg("di")] = 7;
+  harness.hit(descriptor, block);  // into table 0
+  table.pair().writers[0][0] = 1;  // as if another thread were inside the agent on table 0
+  auto taken = table.collect();
+  ASSERT_TRUE(taken);
+  EXPECT_FALSE(taken->has_value());
+  EXPECT_EQ(table.pair().active, 1u);
+  harness.hit(descriptor, block);  // into table 1
+  taken = table.collect();  // still busy: table 1 stays active
+  ASSERT_TRUE(taken);
+  EXPECT_FALSE(taken->has_value());
+  EXPECT_EQ(table.pair().active, 1u);
+  table.pair().writers[0][0] = 0;
+  taken = table.collect();
+  ASSERT_TRUE(taken && taken->has_value());
+  ASSERT_EQ((*taken)->entries.size(), 1u);
+  EXPECT_EQ((*taken)->entries[0].hitcount, 1u);
+  EXPECT_EQ(table.header(0).entries, 0u) << "emptied for its next turn";
+  EXPECT_EQ(table.pair().active, 1u);
+  table.pair().writers[1][0] = 1;
+  taken = table.collect(true);
+  ASSERT_TRUE(taken && taken->has_value());
+  ASSERT_EQ((*taken)->entries.size(), 1u);
+  EXPECT_EQ((*taken)->entries[0].hitcount, 1u);
 }
 
 // --- the agent's own stacks ----------------------------------------------------------------

@@ -8,10 +8,12 @@ ui.perfetto.dev and chrome://tracing read it, with Python's own JSON parser:
   - "B"/"E" are balanced per thread, each "E" naming the "B" it closes, nothing left open;
   - instant events ("i") have a scope "s" of t, p or g;
   - every thread is named (thread_name metadata) and every process (process_name) before
-    their first event.
+    their first event;
+  - counter events ("C") belong to their process (named before them), their "args" are
+    numbers, and their ts never decreases on their counter track (pid, name).
 
 Prints one JSON object with what it counted (events per phase and name, threads, the deepest
-nesting per name) and exits 1 with the broken rules on stderr."""
+nesting per name, each counter track's last value per series and the sum of its samples) and exits 1 with the broken rules on stderr."""
 import json
 import sys
 
@@ -22,10 +24,12 @@ def check(events):
     depth = {}
     stacks = {}
     last_ts = {}
+    counters = {}
+    counter_sums = {}
     named_threads = set()
     named_processes = set()
     if not isinstance(events, list):
-        return ["the top level is not an array"], counts, depth, 0
+        return ["the top level is not an array"], counts, depth, 0, counters, counter_sums
     for index, event in enumerate(events):
         where = "event %d" % index
         if not isinstance(event, dict):
@@ -52,6 +56,25 @@ def check(events):
             errors.append("%s: no name" % where)
         if not isinstance(ts, (int, float)) or isinstance(ts, bool):
             errors.append("%s: no numeric ts" % where)
+            continue
+        if phase == "C":
+            args = event.get("args")
+            if not isinstance(args, dict) or not args or any(
+                    not isinstance(v, (int, float)) or isinstance(v, bool) for v in args.values()):
+                errors.append("%s: counter without numeric args" % where)
+                args = {}
+            if pid not in named_processes:
+                errors.append("%s: process %d has no process_name before it" % (where, pid))
+            track = (pid, "C", name)
+            if track in last_ts and ts < last_ts[track]:
+                errors.append("%s: ts %r goes back from %r on counter %r" % (where, ts, last_ts[track], name))
+            last_ts[track] = ts
+            counts.setdefault("C", {})
+            counts["C"][name] = counts["C"].get(name, 0) + 1
+            for key, value in args.items():
+                counters.setdefault(name, {})[key] = value  # the last value of each series
+                sums = counter_sums.setdefault(name, {})
+                sums[key] = sums.get(key, 0) + value
             continue
         if thread not in named_threads:
             errors.append("%s: thread %d/%d has no thread_name before it" % (where, pid, tid))
@@ -81,7 +104,8 @@ def check(events):
     for (pid, tid), stack in stacks.items():
         if stack:
             errors.append("thread %d: %d slices never closed (%s)" % (tid, len(stack), stack[-1]))
-    return errors, counts, depth, len(last_ts)
+    threads = len([key for key in last_ts if key[1] != "C"])
+    return errors, counts, depth, threads, counters, counter_sums
 
 
 def main():
@@ -91,8 +115,9 @@ def main():
         except json.JSONDecodeError as error:
             print("not JSON: %s" % error, file=sys.stderr)
             return 1
-    errors, counts, depth, threads = check(events)
-    print(json.dumps({"counts": counts, "depth": depth, "threads": threads}, sort_keys=True))
+    errors, counts, depth, threads, counters, counter_sums = check(events)
+    print(json.dumps({"counts": counts, "depth": depth, "threads": threads, "counters": counters,
+                      "counter_sums": counter_sums}, sort_keys=True))
     for error in errors[:20]:
         print(error, file=sys.stderr)
     return 1 if errors else 0

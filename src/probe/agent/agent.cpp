@@ -503,6 +503,36 @@ void fold_into_table(AgentAggTableHeader& table, const AgentAggregation& aggrega
   __atomic_fetch_add(&table.dropped, 1, __ATOMIC_RELAXED);
 }
 
+AgentAggTableHeader* table_of(AgentAggTablePair& pair, uint64_t t) {
+  return reinterpret_cast<AgentAggTableHeader*>(reinterpret_cast<uint8_t*>(&pair) + sizeof pair + t * pair.table_bytes);
+}
+
+// The pair at `address` when it is what the tracer maps: two usable tables of one size.
+AgentAggTablePair* usable_pair(uint64_t address) {
+  auto* pair = reinterpret_cast<AgentAggTablePair*>(address);
+  if (pair == nullptr || pair->magic != kAggPairMagic) return nullptr;
+  const AgentAggTableHeader* first = table_of(*pair, 0);
+  if (!table_usable(*first) || pair->table_bytes != agg_pair_table_bytes(first->max_entries)) return nullptr;
+  const AgentAggTableHeader* second = table_of(*pair, 1);
+  if (!table_usable(*second) || second->max_entries != first->max_entries) return nullptr;
+  return pair;
+}
+
+// Folds the hit into the pair's active table (AgentAggTablePair: the tracer waits for
+// writers[t] before it reads table t). A pair whose index keeps moving under the hit (only a
+// program writing over it could do that) counts the hit dropped.
+void fold_into_pair(AgentAggTablePair& pair, const AgentAggregation& aggregation, const AggregatedHit& hit) {
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    const uint64_t t = __atomic_load_n(&pair.active, __ATOMIC_SEQ_CST) & 1;
+    __atomic_fetch_add(&pair.writers[t][0], 1, __ATOMIC_SEQ_CST);
+    const bool still = (__atomic_load_n(&pair.active, __ATOMIC_SEQ_CST) & 1) == t;
+    if (still) fold_into_table(*table_of(pair, t), aggregation, hit);
+    __atomic_fetch_sub(&pair.writers[t][0], 1, __ATOMIC_RELEASE);
+    if (still) return;
+  }
+  __atomic_fetch_add(&table_of(pair, 0)->dropped, 1, __ATOMIC_RELAXED);
+}
+
 // Folds the hit into the probe's aggregations; false (nothing changed) when the agent cannot
 // compute all of them: the hit is then recorded for the tracer.
 bool aggregate(const AgentProbe& probe, const CapturedArguments& captured, uint32_t cpu, const ReturnFacts& facts,
@@ -518,8 +548,9 @@ bool aggregate(const AgentProbe& probe, const CapturedArguments& captured, uint3
     hit.skipped = false;
     for (uint32_t i = 0; i < kAggKeyWords; ++i) hit.key[i] = 0;
     if (aggregation.key_count > kMaxAggKeys || aggregation.value_count > kMaxAggValues) return false;
-    const auto* table = reinterpret_cast<const AgentAggTableHeader*>(aggregation.table);
-    if (table == nullptr || !table_usable(*table)) return false;
+    AgentAggTablePair* pair = usable_pair(aggregation.table);
+    if (pair == nullptr) return false;
+    const AgentAggTableHeader* table = table_of(*pair, 0);  // its clock_mult (both tables have it)
     if (aggregation.filter_offset != 0) {
       if (aggregation.filter_offset > probe.aggregation_bytes ||
           aggregation.filter_bytes > probe.aggregation_bytes - aggregation.filter_offset)
@@ -551,7 +582,7 @@ bool aggregate(const AgentProbe& probe, const CapturedArguments& captured, uint3
   }
   for (uint32_t a = 0; a < aggregations.count; ++a) {
     if (hits[a].skipped) continue;
-    fold_into_table(*reinterpret_cast<AgentAggTableHeader*>(aggregations.items[a].table), aggregations.items[a], hits[a]);
+    fold_into_pair(*reinterpret_cast<AgentAggTablePair*>(aggregations.items[a].table), aggregations.items[a], hits[a]);
   }
   return true;
 }

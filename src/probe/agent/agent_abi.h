@@ -187,9 +187,15 @@ struct AgentFilter {
 // table full is counted in AgentAggTableHeader::dropped, as the kernel's hist "Dropped:".
 //
 // The table lives in the program's memory, so the tracer reads it as untrusted (probe/
-// agent_aggregation.h): every index, count and state is checked, and counts that go backwards
-// make the table corrupt, never believed.
+// agent_aggregation.h): every index, count and state is checked, and a table that is not what
+// the agent writes is corrupt, never believed.
+//
+// Each aggregation has two tables (AgentAggTablePair): the agent folds into the active one, the
+// tracer makes the other active, waits until no agent is still folding into the one it left,
+// reads it whole and empties it. So a read never races an update, every hit is in exactly one
+// read, and --clear costs nothing extra (each read starts its table again).
 inline constexpr uint64_t kAggTableMagic = 0x3142415447415058ull;  // "XPAGTAB1"
+inline constexpr uint64_t kAggPairMagic = 0x3152494150475058ull;   // "XPGPAIR1"
 inline constexpr uint32_t kMaxAggregations = 4;  // per probe
 inline constexpr uint32_t kMaxAggKeys = 4;       // key parts
 inline constexpr uint32_t kAggKeyWords = 8;      // key words in an entry
@@ -222,7 +228,7 @@ struct AgentAggValue {
 };
 
 struct AgentAggregation {
-  uint64_t table;          // its AgentAggTableHeader in the program
+  uint64_t table;          // its AgentAggTablePair in the program
   uint32_t key_count;      // <= kMaxAggKeys
   uint32_t value_count;    // <= kMaxAggValues
   uint32_t filter_offset;  // bytes from the AgentAggregations' start to the aggregation's own
@@ -263,6 +269,28 @@ struct AgentAggEntry {
 
 inline constexpr uint64_t agg_table_bytes(uint64_t max_entries) {
   return sizeof(AgentAggTableHeader) + 2 * max_entries * 8 + max_entries * sizeof(AgentAggEntry);
+}
+
+// An aggregation's two tables. To fold a hit the agent loads `active` (t), adds 1 to
+// writers[t], loads `active` again and, if it is still t, folds into table t and subtracts the
+// 1; else it subtracts the 1 and starts again. The tracer stores the other index in `active`,
+// then waits for writers[t] to read 0: an agent whose second load saw t had added its 1 before
+// the tracer's store, so the tracer sees it (both sides' accesses are sequentially
+// consistent); any later agent sees the new index. Only the tracer writes `active`.
+struct AgentAggTablePair {
+  uint64_t magic;        // kAggPairMagic
+  uint64_t active;       // 0 or 1: the table hits are folded into
+  uint64_t table_bytes;  // from table 0's header to table 1's (a multiple of 64)
+  uint64_t reserved[5];
+  uint64_t writers[2][8];  // writers[t][0]: agents folding into table t now (a cache line each)
+  // then table 0 (AgentAggTableHeader, slots, entries), table 1 at + table_bytes
+};
+inline constexpr uint64_t agg_pair_table_bytes(uint64_t max_entries) { return (agg_table_bytes(max_entries) + 63) & ~uint64_t{63}; }
+inline constexpr uint64_t agg_pair_bytes(uint64_t max_entries) {
+  return sizeof(AgentAggTablePair) + 2 * agg_pair_table_bytes(max_entries);
+}
+inline constexpr uint64_t agg_pair_table_offset(uint64_t max_entries, uint64_t table) {
+  return sizeof(AgentAggTablePair) + table * agg_pair_table_bytes(max_entries);
 }
 inline constexpr uint64_t agg_entries_offset(uint64_t max_entries) { return sizeof(AgentAggTableHeader) + 2 * max_entries * 8; }
 

@@ -61,8 +61,7 @@ struct JumpEngine::Probe {
   uint64_t filtered_seen = 0;     // the agent's filtered count at the last look
   uint64_t aggregated_seen = 0;   // the agent's aggregated count at the last look
   struct Table {
-    uint64_t address = 0;
-    AgentTableReader reader;
+    AgentTablePairReader reader;
     bool failed = false;
   };
   std::vector<Table> tables;      // one per spec.agent_aggregations
@@ -368,7 +367,7 @@ Status JumpEngine::plant(JumpProbeSpec spec, const arch::JumpPlan& patch) {
   for (size_t a = 0; a < tables->size(); ++a) {
     std::vector<uint8_t> folds;
     for (const agent::AgentAggValue& value : probe->spec.agent_aggregations[a].values) folds.push_back(value.fold);
-    probe->tables.push_back(Probe::Table{(*tables)[a], AgentTableReader(probe->spec.agent_aggregations[a].max_entries, folds)});
+    probe->tables.push_back(Probe::Table{AgentTablePairReader((*tables)[a], probe->spec.agent_aggregations[a].max_entries, folds)});
   }
   probe->aggregating = !tables->empty();
   probes_.push_back(std::move(probe));
@@ -383,11 +382,18 @@ Result<std::vector<uint64_t>> JumpEngine::map_aggregation_tables(const JumpProbe
     const uint32_t entries = aggregation.max_entries;
     if (entries == 0 || entries > agent::kMaxAggEntries || (entries & (entries - 1)) != 0)
       return make_error(fmt::format("an aggregation table of {} entries", entries));
-    const uint64_t bytes = align_up(agent::agg_table_bytes(entries), kPage);
+    const uint64_t bytes = align_up(agent::agg_pair_bytes(entries), kPage);
     auto mapped = process_.remote_mmap_near(tid, ring_, bytes, PROT_READ | PROT_WRITE, uint64_t{1} << 46);
     if (!mapped) return make_error(fmt::format("cannot map an aggregation table: {}", mapped.error().message));
     const agent::AgentAggTableHeader header = agent_table_header(entries, ticks_per_ns_);
-    if (auto written = process_.write(*mapped, std::span(reinterpret_cast<const uint8_t*>(&header), sizeof header)); !written)
+    for (uint64_t t = 0; t < 2; ++t)
+      if (auto written = process_.write(*mapped + agent::agg_pair_table_offset(entries, t),
+                                        std::span(reinterpret_cast<const uint8_t*>(&header), sizeof header));
+          !written)
+        return written.error();
+    // The pair's header last: the agent uses no pair before its magic is there.
+    const agent::AgentAggTablePair pair = agent_pair_header(entries);
+    if (auto written = process_.write(*mapped, std::span(reinterpret_cast<const uint8_t*>(&pair), sizeof pair)); !written)
       return written.error();
     tables.push_back(*mapped);
   }
@@ -403,26 +409,25 @@ void JumpEngine::switch_off_aggregations(Probe& probe) {
                        std::span(reinterpret_cast<const uint8_t*>(&none), 4));
 }
 
-void JumpEngine::collect_aggregations() {
+void JumpEngine::collect_aggregations(bool final) {
   if (!process_.alive()) return;
+  const AggregationMemory memory{
+      [this](uint64_t address, std::span<uint8_t> into) { return process_.read(address, into).ok(); },
+      [this](uint64_t address, std::span<const uint8_t> bytes) { return process_.write(address, bytes).ok(); }};
   for (const auto& probe : probes_) {
     for (size_t a = 0; a < probe->tables.size(); ++a) {
       Probe::Table& table = probe->tables[a];
       if (table.failed) continue;
-      agent::AgentAggTableHeader header{};
-      if (!process_.read(table.address, std::span(reinterpret_cast<uint8_t*>(&header), sizeof header))) continue;
-      const uint64_t count = table.reader.entries_to_read(header);
-      std::vector<uint8_t> first(count * sizeof(agent::AgentAggEntry)), second(first.size());
-      const uint64_t entries_at = table.address + agent::agg_entries_offset(table.reader.max_entries());
-      if (count != 0 && (!process_.read(entries_at, first) || !process_.read(entries_at, second))) continue;
-      auto update = table.reader.update(header, first, second);
+      auto update = table.reader.collect(memory, final);
+      if (update && !update->has_value()) continue;  // an agent is still in the table: the next collect takes it
       if (!update) {
         table.failed = true;
         switch_off_aggregations(*probe);
         if (probe->spec.on_aggregation_failed) probe->spec.on_aggregation_failed(update.error().message);
         continue;
       }
-      if ((!update->entries.empty() || update->dropped != 0) && probe->spec.on_aggregated) probe->spec.on_aggregated(a, *update);
+      const AggregationUpdate& taken = **update;
+      if ((!taken.entries.empty() || taken.dropped != 0) && probe->spec.on_aggregated) probe->spec.on_aggregated(a, taken);
     }
   }
 }
@@ -435,8 +440,10 @@ void JumpEngine::write_clock_mult() {
   clock_mult_written_ = mult;
   for (const auto& probe : probes_)
     for (const Probe::Table& table : probe->tables)
-      (void)process_.write(table.address + offsetof(agent::AgentAggTableHeader, clock_mult),
-                           std::span(reinterpret_cast<const uint8_t*>(&mult), 8));
+      for (uint64_t t = 0; t < 2; ++t)
+        (void)process_.write(table.reader.address() + agent::agg_pair_table_offset(table.reader.max_entries(), t) +
+                                 offsetof(agent::AgentAggTableHeader, clock_mult),
+                             std::span(reinterpret_cast<const uint8_t*>(&mult), 8));
 }
 
 bool JumpEngine::clashes(const arch::JumpPlan& plan) const {
@@ -534,13 +541,13 @@ void JumpEngine::on_exec() {
 Status JumpEngine::remove_patches() {
   if (!process_.alive()) return {};
   drain();
-  collect_aggregations();
+  collect_aggregations(true);
   return restore_in(process_);
 }
 
 void JumpEngine::finish() {
   drain();
-  collect_aggregations();
+  collect_aggregations(true);
   collect_counters();
   if (!ring_reader_) return;
   ring_reader_->abandon_unfinished([&](uint32_t index, uint64_t count) {

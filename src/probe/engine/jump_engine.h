@@ -136,9 +136,11 @@ class JumpEngine final : public supervisor::Participant {
   // The agent stops filtering and aggregating (the probes' filters changed: the tracer filters
   // and aggregates alone).
   void clear_agent_filters();
-  // Reads the agent's aggregation tables: what they gained since the last call goes to each
-  // probe's on_aggregated. Also done before a thread exits and at finish().
-  void collect_aggregations();
+  // Takes the agent's aggregation tables (AgentAggTablePair: switched, read whole, emptied):
+  // what they gained since the last call goes to each probe's on_aggregated. Also done before
+  // a thread exits and at finish(). `final`: no agent will finish what it is doing in a table
+  // (the image or the process ends), so a table is read even with an agent in it.
+  void collect_aggregations(bool final = false);
   // Records read from the agent's ring so far (every probe, every process image).
   uint64_t records_read() const { return records_read_; }
   // Return sites the agent asked for without the request signal (see agent_abi.h): read on the

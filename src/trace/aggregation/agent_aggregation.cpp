@@ -84,7 +84,8 @@ std::optional<probe::AgentAggregationSpec> agent_aggregation_of(const HistSpec& 
   if (spec.keys.size() > agent::kMaxAggKeys || spec.vals.size() > agent::kMaxAggValues || out.max_entries > agent::kMaxAggEntries)
     return std::nullopt;
   for (const HistField& key : spec.keys) {
-    if (key.modifier == HistField::Modifier::Execname) return std::nullopt;
+    // The agent does not walk stacks (trace/aggregation/agent_aggregation.h).
+    if (key.modifier == HistField::Modifier::Execname || key.stacktrace) return std::nullopt;
     auto part = key_part(key.field, plan, probe_address);
     if (!part) return std::nullopt;
     if (key.modifier == HistField::Modifier::Log2) part->transform = agent::kTransformLog2Roundup;
@@ -114,7 +115,7 @@ std::optional<probe::AgentAggregationSpec> agent_aggregation_of(const HistSpec& 
 
 std::optional<probe::AgentAggregationSpec> agent_aggregation_of(const SummarySpec& spec, const probe::ProbeFetchPlan& plan,
                                                                 uint64_t probe_address,
-                                                                std::optional<uint32_t> entry_clock_slot, bool cleared) {
+                                                                std::optional<uint32_t> entry_clock_slot) {
   probe::AgentAggregationSpec out;
   out.max_entries = kSummaryEntries;
   if (spec.key) {
@@ -153,7 +154,6 @@ std::optional<probe::AgentAggregationSpec> agent_aggregation_of(const SummarySpe
     measured.fold = agent::kFoldSum;
     out.values.push_back(measured);
     if (spec.kind == SummaryKind::Min || spec.kind == SummaryKind::Max) {
-      if (cleared) return std::nullopt;
       measured.fold = agent::kFoldMin;
       out.values.push_back(measured);
       measured.fold = agent::kFoldMax;

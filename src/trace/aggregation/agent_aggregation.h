@@ -10,8 +10,7 @@
 // a constant (__probe_ip, the common fields that are 0), a return probe's latency (its entry's
 // clock saved in the frame); the aggregation's own filter (a hist trigger's `if`) is compiled
 // as the probe's filter is. Left to the tracer (the hits are records, as on breakpoints):
-// common_pid and .execname, comm, string arrays, --min/--max with --clear (a minimum cannot
-// be taken back), and any single hit whose key or value the agent could not read (a fault, a
+// common_pid and .execname, comm, string arrays, and any single hit whose key or value the agent could not read (a fault, a
 // string longer than a key holds) or whose filter needs what only the tracer knows.
 #include <cstdint>
 #include <optional>
@@ -27,10 +26,9 @@ namespace xprobe::trace {
 // The hist trigger for the agent, or none when the tracer must compute it.
 std::optional<probe::AgentAggregationSpec> agent_aggregation_of(const HistSpec& spec, const EventDescription& event,
                                                                 const probe::ProbeFetchPlan& plan, uint64_t probe_address);
-// A summary for the agent. `entry_clock_slot`: the frame word with the entry's clock (latency);
-// `cleared`: --clear empties the tables at every --interval.
+// A summary for the agent. `entry_clock_slot`: the frame word with the entry's clock (latency).
 std::optional<probe::AgentAggregationSpec> agent_aggregation_of(const SummarySpec& spec, const probe::ProbeFetchPlan& plan,
                                                                 uint64_t probe_address,
-                                                                std::optional<uint32_t> entry_clock_slot, bool cleared);
+                                                                std::optional<uint32_t> entry_clock_slot);
 
 }  // namespace xprobe::trace

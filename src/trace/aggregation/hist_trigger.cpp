@@ -52,6 +52,13 @@ Result<HistField> parse_field(std::string_view text, const std::vector<FilterFie
     name = text.substr(0, dot);
     modifier = text.substr(dot + 1);
   }
+  if (name == "common_stacktrace" || name == "stacktrace") {
+    if (!is_key) return make_error(fmt::format("'{}': {} is a key, not a value", trigger, name));
+    if (!modifier.empty()) return make_error(fmt::format("'{}': Invalid field modifier: {}", trigger, text));
+    out.name = "common_stacktrace";
+    out.stacktrace = true;
+    return out;
+  }
   const FilterField* field = probe::filter::find_field(fields, name);
   if (field == nullptr)
     return make_error(fmt::format("'{}': Couldn't find field: {}", trigger, name));
@@ -160,18 +167,25 @@ Result<HistSpec> parse_hist_trigger(std::string_view text, const EventDescriptio
         spec.vals.push_back(std::move(*field));
       }
     } else if (key == "sort") {
-      for (std::string_view name : split(value, ',')) {
+      // As the kernel's create_sort_keys(): at most two, each NAME[.descending|.ascending].
+      const std::vector<std::string_view> names = split(value, ',');
+      if (names.size() > 2) return make_error(fmt::format("'{}': Too many sort fields (Max = 2)", whole));
+      for (std::string_view name : names) {
         HistSortKey sort;
-        if (name.ends_with(".descending")) {
-          sort.descending = true;
-          name.remove_suffix(11);
-        } else if (name.ends_with(".ascending")) {
-          name.remove_suffix(10);
+        std::string_view modifier;
+        if (const size_t dot = name.find('.'); dot != std::string_view::npos) {
+          modifier = name.substr(dot + 1);
+          name = name.substr(0, dot);
         }
+        if (name.empty()) return make_error(fmt::format("'{}': Empty sort field", whole));
+        if (modifier == "descending") sort.descending = true;
+        else if (!modifier.empty() && modifier != "ascending")
+          return make_error(fmt::format("'{}': Invalid sort modifier: {}", whole, modifier));
+        if (name == "stacktrace") name = "common_stacktrace";
         bool known = name == "hitcount";
         for (const HistField& f : spec.keys) known = known || f.name == name;
         for (const HistField& f : spec.vals) known = known || f.name == name;
-        if (!known) return make_error(fmt::format("'{}': Couldn't find sort field: {}", whole, name));
+        if (!known) return make_error(fmt::format("'{}': Sort field must be a key or a val: {}", whole, name));
         sort.name = std::string(name);
         spec.sort.push_back(std::move(sort));
       }
@@ -204,6 +218,12 @@ Result<HistSpec> parse_hist_trigger(std::string_view text, const EventDescriptio
   return spec;
 }
 
+bool HistTable::needs_stack() const {
+  for (const HistField& key : spec_.keys)
+    if (key.stacktrace) return true;
+  return false;
+}
+
 HistTable::HistTable(HistSpec spec, const EventDescription& event) : spec_(std::move(spec)) {
   if (spec_.filter.empty()) return;
   auto filter = probe::filter::parse_event_filter(spec_.filter, fields_of(event));
@@ -222,9 +242,11 @@ void HistTable::add(const EventRecord& record, bool is_return) {
   if (filter_ && !filter_->matches(inputs)) return;
   std::vector<KeyPart> key;
   for (const HistField& field : spec_.keys) {
-    const probe::filter::FieldValue value = probe::filter::field_value(field.field, inputs);
+    const probe::filter::FieldValue value =
+        field.stacktrace ? probe::filter::FieldValue{} : probe::filter::field_value(field.field, inputs);
     KeyPart part;
-    if (value.is_string) part.text = std::string(value.text);
+    if (field.stacktrace) part.frames = record.user_stack;
+    else if (value.is_string) part.text = std::string(value.text);
     else if (field.modifier == HistField::Modifier::Log2) part.number = ilog2_roundup(value.number);
     else if (field.modifier == HistField::Modifier::Buckets) part.number = value.number / field.buckets * field.buckets;
     else part.number = value.number;
@@ -291,11 +313,11 @@ std::string HistTable::format(const Symbolize& symbolize) const {
   for (const auto& [key, entry] : entries_) items.emplace_back(&key, &entry);
   // The value a sort key names in an entry: its key part or its sum (numbers), or its text.
   auto sort_value = [&](const Item& item, const HistSortKey& sort) -> KeyPart {
-    if (sort.name == "hitcount") return {item.second->hitcount, {}};
+    if (sort.name == "hitcount") return {item.second->hitcount, {}, {}};
     for (size_t i = 0; i < spec_.keys.size(); ++i)
       if (spec_.keys[i].name == sort.name) return (*item.first)[i];
     for (size_t i = 0; i < spec_.vals.size(); ++i)
-      if (spec_.vals[i].name == sort.name) return {item.second->sums[i], {}};
+      if (spec_.vals[i].name == sort.name) return {item.second->sums[i], {}, {}};
     return {};
   };
   std::stable_sort(items.begin(), items.end(), [&](const Item& a, const Item& b) {
@@ -341,10 +363,22 @@ std::string HistTable::format(const Symbolize& symbolize) const {
   };
   for (const Item& item : items) {
     std::string line = "{ ";
+    bool multiline = false;  // a stack key: its frames on lines of their own, then "}" at the start of one
     for (size_t i = 0; i < spec_.keys.size(); ++i) {
       const HistField& field = spec_.keys[i];
       const KeyPart& part = (*item.first)[i];
       if (i > 0) line += ", ";
+      if (field.stacktrace) {
+        // The kernel's hist_trigger_stacktrace_print(): each frame as %pS after 9 spaces, up
+        // to the first empty one.
+        line += "common_stacktrace:\n";
+        for (uint64_t frame : part.frames) {
+          if (frame == 0) break;
+          line += fmt::format("{:9}{}\n", "", symbolize(frame, true));
+        }
+        multiline = true;
+        continue;
+      }
       if (field.field.is_string) {
         line += fmt::format("{}: {:<50}", field.name, part.text);
         continue;
@@ -369,13 +403,47 @@ std::string HistTable::format(const Symbolize& symbolize) const {
         case HistField::Modifier::None: line += fmt::format("{}: {:>10}", field.name, part.number); break;
       }
     }
-    line += " }";
+    line += multiline ? "}" : " }";
     if (!spec_.no_hitcount) line += value_text("hitcount", spec_.hitcount_modifier, item.second->hitcount, 0);
     for (size_t i = 0; i < spec_.vals.size(); ++i)
       line += " " + value_text(spec_.vals[i].name, spec_.vals[i].modifier, item.second->sums[i], i + 1);
     out += line + "\n";
   }
   out += fmt::format("\nTotals:\n    Hits: {}\n    Entries: {}\n    Dropped: {}\n", hits_, entries_.size(), dropped_);
+  return out;
+}
+
+std::vector<CounterSample> HistTable::counters(const std::string& name, const Symbolize& symbolize) const {
+  std::vector<CounterSample> out;
+  for (const auto& [key, entry] : entries_) {
+    std::string series;
+    for (size_t i = 0; i < spec_.keys.size(); ++i) {
+      const HistField& field = spec_.keys[i];
+      const KeyPart& part = key[i];
+      if (i > 0) series += ",";
+      series += field.name + "=";
+      if (field.stacktrace) {
+        for (size_t f = 0; f < part.frames.size(); ++f) series += (f ? "<" : "") + symbolize(part.frames[f], true);
+        continue;
+      }
+      if (field.field.is_string) {
+        series += part.text;
+        continue;
+      }
+      switch (field.modifier) {
+        case HistField::Modifier::Hex: series += fmt::format("{:#x}", part.number); break;
+        case HistField::Modifier::Sym: series += symbolize(part.number, false); break;
+        case HistField::Modifier::SymOffset: series += symbolize(part.number, true); break;
+        case HistField::Modifier::Execname: series += fmt::format("{}[{}]", entry.execnames[i], part.number); break;
+        case HistField::Modifier::Log2: series += fmt::format("2^{}", part.number); break;
+        case HistField::Modifier::Buckets: series += fmt::format("{}-{}", part.number, part.number + field.buckets - 1); break;
+        default: series += fmt::format("{}", part.number); break;
+      }
+    }
+    if (!spec_.no_hitcount) out.push_back({name + " hitcount", series, static_cast<int64_t>(entry.hitcount)});
+    for (size_t v = 0; v < spec_.vals.size(); ++v)
+      out.push_back({name + " " + spec_.vals[v].name, series, static_cast<int64_t>(entry.sums[v])});
+  }
   return out;
 }
 

@@ -17,6 +17,7 @@
 #include "probe/filter/event_filter.h"
 #include "support/result.h"
 #include "trace/event_record.h"
+#include "trace/output_format.h"
 
 namespace xprobe::trace {
 
@@ -26,6 +27,9 @@ struct HistField {
   Modifier modifier = Modifier::None;
   uint64_t buckets = 0;  // Modifier::Buckets
   probe::filter::FilterField field;
+  // The key common_stacktrace (or stacktrace, its older name): the thread's user stack at the
+  // hit (EventRecord::user_stack), printed one frame a line as the kernel prints a stack key.
+  bool stacktrace = false;
 };
 
 struct HistSortKey {
@@ -62,6 +66,8 @@ class HistTable {
   // `event`: the event the trigger is on (its filter's fields).
   HistTable(HistSpec spec, const EventDescription& event);
   const HistSpec& spec() const { return spec_; }
+  // A key is common_stacktrace: each event needs its thread's stack.
+  bool needs_stack() const;
   void add(const EventRecord& record, bool is_return);
   // What the agent's table of this trigger gained (trace/aggregation/agent_aggregation.h).
   void add_aggregated(const probe::AggregationUpdate& update);
@@ -69,11 +75,15 @@ class HistTable {
   void set_paused(bool paused) { spec_.paused = paused; }
   // "# event histogram" ... "Totals:" as the kernel's events/GRP/EVENT/hist shows it.
   std::string format(const Symbolize& symbolize) const;
+  // The table as counters (output_format.h): track "NAME hitcount" and "NAME VAL" for each
+  // value, a series per entry, named by its key ("n=3", "ptr=main+0x1d", "size=2^4").
+  std::vector<CounterSample> counters(const std::string& name, const Symbolize& symbolize) const;
 
  private:
   struct KeyPart {
     uint64_t number = 0;
     std::string text;  // string keys; .execname: the thread's name at its first hit
+    std::vector<uint64_t> frames;  // common_stacktrace
     auto operator<=>(const KeyPart&) const = default;
   };
   struct Entry {

@@ -203,27 +203,34 @@ std::string Summary::key_text(const Key& key) const {
   return spec_.key->is_string ? key.text : fmt::format("{}", key.number);
 }
 
+std::string Summary::bucket_label(int i) const {
+  if (spec_.kind == SummaryKind::Latency) {
+    uint64_t low = (uint64_t{1} << i) >> 1, high = i >= 64 ? ~uint64_t{0} : (uint64_t{1} << i) - 1;
+    if (low == high && low != 0) low -= 1;
+    return fmt::format("{} -> {}", low, high);
+  }
+  if (spec_.kind == SummaryKind::Hist) {
+    if (i == 0) return "(..., 0)";
+    if (i == 1) return "[0]";
+    if (i == 2) return "[1]";
+    return fmt::format("[{}, {})", power_label(i - 2), power_label(i - 1));
+  }
+  const int64_t linear_buckets = (spec_.max - spec_.min) / spec_.step;
+  if (i == 0) return fmt::format("(..., {})", linear_label(spec_.min));
+  if (i == linear_buckets + 1) return fmt::format("[{}, ...)", linear_label(spec_.max));
+  return fmt::format("[{}, {})", linear_label((i - 1) * spec_.step + spec_.min), linear_label(i * spec_.step + spec_.min));
+}
+
 std::string Summary::format_buckets(const Entry& entry) const {
   if (entry.buckets.empty()) return {};
   const int first = entry.buckets.begin()->first, last = entry.buckets.rbegin()->first;
   uint64_t most = 0;
   for (const auto& [index, count] : entry.buckets) most = std::max(most, count);
-  const int64_t linear_buckets = (spec_.max - spec_.min) / spec_.step;
   std::string out;
   for (int i = first; i <= last; ++i) {
     const auto found = entry.buckets.find(i);
     const uint64_t count = found == entry.buckets.end() ? 0 : found->second;
-    std::string label;
-    if (spec_.kind == SummaryKind::Hist) {
-      if (i == 0) label = "(..., 0)";
-      else if (i == 1) label = "[0]";
-      else if (i == 2) label = "[1]";
-      else label = fmt::format("[{}, {})", power_label(i - 2), power_label(i - 1));
-    } else {
-      if (i == 0) label = fmt::format("(..., {})", linear_label(spec_.min));
-      else if (i == linear_buckets + 1) label = fmt::format("[{}, ...)", linear_label(spec_.max));
-      else label = fmt::format("[{}, {})", linear_label((i - 1) * spec_.step + spec_.min), linear_label(i * spec_.step + spec_.min));
-    }
+    const std::string label = bucket_label(i);
     const auto bar = static_cast<size_t>(static_cast<float>(count) / static_cast<float>(most) * 52.0f);
     out += fmt::format("{:<16}{:>8} |{:<52}|\n", label, count, std::string(bar, '@'));
   }
@@ -289,6 +296,32 @@ std::string Summary::format() const {
   if (items.empty() && !histogram) out += fmt::format("{}: 0\n", name);
   if (dropped_ != 0) out += fmt::format("Dropped: {} hits (no room for their key)\n", dropped_);
   return out + (histogram ? "" : "\n");
+}
+
+std::vector<CounterSample> Summary::counters() const {
+  std::vector<CounterSample> out;
+  const bool buckets = spec_.kind == SummaryKind::Hist || spec_.kind == SummaryKind::Lhist || spec_.kind == SummaryKind::Latency;
+  const std::string name = spec_.kind == SummaryKind::Latency ? "latency " + spec_.event : map_name();
+  for (const auto& [key, entry] : entries_) {
+    if (buckets) {
+      const std::string track = spec_.key ? fmt::format("{}[{}]", name, key_text(key)) : name;
+      for (const auto& [index, count] : entry.buckets)
+        if (spec_.kind != SummaryKind::Latency || index > 0) out.push_back({track, bucket_label(index), static_cast<int64_t>(count)});
+      if (spec_.kind == SummaryKind::Latency) out.push_back({track + " avg", "nsecs", entry.count ? entry.sum / entry.count : 0});
+      continue;
+    }
+    int64_t value = entry.count;
+    switch (spec_.kind) {
+      case SummaryKind::Sum: value = entry.sum; break;
+      case SummaryKind::Avg: value = entry.count ? entry.sum / entry.count : 0; break;
+      case SummaryKind::Min: value = entry.min; break;
+      case SummaryKind::Max: value = entry.max; break;
+      default: break;
+    }
+    out.push_back({name, spec_.key ? key_text(key) : "value", value});
+  }
+  if (entries_.empty() && !buckets && !spec_.key) out.push_back({name, "value", 0});
+  return out;
 }
 
 }  // namespace xprobe::trace

@@ -18,6 +18,7 @@
 #include "probe/filter/event_filter.h"
 #include "support/result.h"
 #include "trace/event_record.h"
+#include "trace/output_format.h"
 
 namespace xprobe::trace {
 
@@ -50,6 +51,10 @@ class Summary {
     dropped_ = 0;
   }
   std::string format() const;
+  // The summary as counters (output_format.h): track @MAP (with [KEY] for a histogram's key;
+  // "latency GRP/EVENT" for --latency), a series per key (a number's "value" without one) or
+  // per bucket, named as format() labels them.
+  std::vector<CounterSample> counters() const;
 
  private:
   struct Key {
@@ -66,6 +71,7 @@ class Summary {
   };
   std::string key_text(const Key& key) const;
   std::string map_name() const;
+  std::string bucket_label(int index) const;  // as format() prints a bucket
   std::string format_buckets(const Entry& entry) const;
   std::string format_latency(const Entry& entry) const;
   int bucket_of(int64_t value, uint64_t latency_ns) const;

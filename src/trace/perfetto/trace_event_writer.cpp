@@ -37,6 +37,37 @@ class TraceEventWriter final : public EventWriter {
     append_event(out, thread, name, category, "\"i\",\"s\":\"t\"", args_of(record, description));
   }
 
+  // One "C" event per track, its series as the arguments. A series a track had before and
+  // not now (a --clear'ed key without hits) is written as 0, or the track would show its old
+  // value on.
+  void write_counters(uint64_t timestamp_ns, const ThreadProcess& process, std::span<const CounterSample> samples,
+                      std::string& out) override {
+    if (named_processes_.insert(process.pid).second) {
+      Thread named;
+      named.pid = named.tid = process.pid;
+      append_metadata(out, named, "process_name", process.name);
+    }
+    counter_ns_ = std::max(counter_ns_, timestamp_ns);
+    std::map<std::string, std::map<std::string, int64_t>> tracks;
+    for (const CounterSample& sample : samples) tracks[sample.track][sample.series] = sample.value;
+    for (auto& [track, known] : counter_series_)
+      if (!tracks.count(track))
+        for (const std::string& series : known) tracks[track][series] = 0;
+    for (auto& [track, series] : tracks) {
+      std::set<std::string>& known = counter_series_[track];
+      for (const std::string& name : known) series.try_emplace(name, 0);
+      std::string args = "{";
+      for (const auto& [name, value] : series) {
+        known.insert(name);
+        if (args.size() > 1) args += ',';
+        args += json_quote(name) + ":" + std::to_string(value);
+      }
+      separate(out);
+      out += fmt::format("{{\"name\":{},\"cat\":\"xprobe\",\"ph\":\"C\",\"ts\":{},\"pid\":{},\"tid\":{},\"args\":{}}}}}",
+                         json_quote(track), microseconds(counter_ns_), process.pid, process.pid, args);
+    }
+  }
+
   std::string end() override {
     std::string out;
     for (auto& [tid, thread] : threads_)
@@ -153,6 +184,8 @@ class TraceEventWriter final : public EventWriter {
   std::map<int32_t, Thread> threads_;  // by tid: end() closes them in a stable order
   std::set<int32_t> named_processes_;
   std::vector<bool> opens_slice_;  // by probe id, for the catalog's current size
+  std::map<std::string, std::set<std::string>> counter_series_;  // every series each counter track had
+  uint64_t counter_ns_ = 0;  // the last counters' time: never going back
   bool first_ = true;
 };
 

@@ -23,6 +23,9 @@
 // open slices (bounded: a deeper entry becomes an instant event). end() closes what is still
 // open and the array; the format also accepts an array cut short (an interrupted xprobe that
 // never reached end()).
+// Aggregations (--count, --hist, --latency, ...) are counter tracks of the traced process: one
+// "C" event per track at each --interval and at the end, its series the keys or buckets:
+//   {"name":"@visit","cat":"xprobe","ph":"C","ts":441095151.000,"pid":9559,"tid":9559,"args":{"0":812,"1":809}}
 #include <memory>
 
 #include "trace/output_format.h"

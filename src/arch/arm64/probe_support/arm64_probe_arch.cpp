@@ -14,6 +14,7 @@ namespace {
 
 static_assert(sizeof(RegisterBlock) == sizeof(UserPtRegs), "an arm64 tracer's register block is user_pt_regs");
 
+constexpr size_t kX29 = 29;
 constexpr size_t kX30 = 30;
 constexpr size_t kX0 = 0;
 
@@ -95,6 +96,8 @@ class Arm64ProbeArch final : public ProbeArch {
   Result<uint64_t> return_address_at_entry(const RegisterBlock& registers, ProbeMemory&) const override {
     return registers.regs[kX30];
   }
+  uint64_t frame_pointer(const RegisterBlock& registers) const override { return registers.regs[kX29]; }
+  unsigned stack_word_bytes() const override { return 8; }
   // A returning function has restored sp to its value at entry (AAPCS64): nothing is popped.
   uint64_t longest_return_pop() const override { return 0; }
   uint64_t shortest_return_pop() const override { return 0; }

@@ -113,6 +113,9 @@ class X86ProbeArch final : public ProbeArch {
     return value;
   }
 
+  uint64_t frame_pointer(const RegisterBlock& registers) const override { return registers.rbp; }
+  unsigned stack_word_bytes() const override { return word_size(); }
+
   // The return address, plus what `ret imm16` releases.
   uint64_t longest_return_pop() const override { return word_size() + 0xffff; }
   uint64_t shortest_return_pop() const override { return word_size(); }
