@@ -59,8 +59,8 @@ int copy_stream(int fd) {
 
 int run_ctl(const CtlOptions& options) {
   if (options.words.empty()) {
-    say("give a request: add DEF | remove EVENT | clear | enable [EVENT] | disable [EVENT] | list | stats | "
-        "trace-pipe | list-sessions");
+    say("give a request: add DEF | remove EVENT | clear | enable [EVENT] | disable [EVENT] | filter GRP/EVENT [EXPR] | "
+        "format GRP/EVENT | list | stats | trace-pipe | list-sessions");
     return 2;
   }
   auto directory = session::control_directory(false);

@@ -110,6 +110,19 @@ Result<std::optional<ControlRequest>> parse_request_line(std::string_view line, 
   }
   if (verb == "enable") return request(Verb::Enable, std::string(rest));
   if (verb == "disable") return request(Verb::Disable, std::string(rest));
+  if (verb == "filter") {
+    // "filter GRP/EVENT" shows the filter file, "filter GRP/EVENT EXPR" writes it ("0" clears).
+    const size_t gap = rest.find(' ');
+    const std::string_view event = rest.substr(0, gap);
+    if (event.empty() || event.find('/') == std::string_view::npos)
+      return make_error("filter: give the event as GRP/EVENT, then the filter (\"0\" clears it; none shows it)");
+    if (gap == std::string_view::npos) return request(Verb::Filter, std::string(event));
+    return request(Verb::SetFilter, std::string(rest));
+  }
+  if (verb == "format") {
+    if (rest.empty() || rest.find('/') == std::string_view::npos) return make_error("format: give the event as GRP/EVENT");
+    return request(Verb::Format, std::string(rest));
+  }
   if (verb == "clear") return no_argument(Verb::Clear);
   if (verb == "list") return no_argument(Verb::List);
   if (verb == "stats") return no_argument(Verb::Stats);
@@ -120,8 +133,8 @@ Result<std::optional<ControlRequest>> parse_request_line(std::string_view line, 
     *stream = true;
     return std::optional<ControlRequest>();
   }
-  return make_error(fmt::format("unknown request '{}' (add, remove, clear, enable, disable, list, stats, events, info, "
-                                "trace-pipe)",
+  return make_error(fmt::format("unknown request '{}' (add, remove, clear, enable, disable, filter, format, list, stats, "
+                                "events, info, trace-pipe)",
                                 verb));
 }
 

@@ -2,7 +2,7 @@
 // The control socket's line protocol (docs/xprobe.1, CONTROL PROTOCOL), both sides of it.
 // A request is one line:
 //   add DEFINITION | remove [GRP/]EVENT | clear | enable [EVENT] | disable [EVENT] |
-//   list | stats | events | info | trace-pipe
+//   filter GRP/EVENT [EXPR] | format GRP/EVENT | list | stats | events | info | trace-pipe
 // (EVENT: GRP/EVENT, GRP/ or EVENT; none: every event). A reply is a status line and a body:
 //   "ok LENGTH\n" then LENGTH bytes, or "error ERRNO LENGTH\n" then LENGTH bytes of message
 // (the kernel's errno and message for the same refusal, its caret included). `trace-pipe`

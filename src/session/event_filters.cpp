@@ -12,6 +12,7 @@ probe::filter::FilterResult parse_filter_for(const trace::EventDescription& even
 
 std::optional<probe::filter::FilterError> EventFilters::set(const trace::EventDescription& event, std::string_view text) {
   const std::string name = group_event_of(event);
+  refused_.erase(name);
   if (probe::filter::clears_filter(text)) {
     texts_.erase(name);
     parsed_.erase(name);
@@ -23,6 +24,18 @@ std::optional<probe::filter::FilterError> EventFilters::set(const trace::EventDe
   }
   if (changed_) changed_(name);
   return std::nullopt;
+}
+
+std::optional<probe::filter::FilterError> EventFilters::write_file(const trace::EventDescription& event,
+                                                                   std::string_view text) {
+  std::optional<probe::filter::FilterError> refused = set(event, text);
+  if (!refused) return std::nullopt;
+  const std::string name = group_event_of(event);
+  texts_.erase(name);
+  parsed_.erase(name);
+  refused_[name] = refused->render();
+  if (changed_) changed_(name);
+  return refused;
 }
 
 EventFilters::Filter EventFilters::filter_for(const trace::EventDescription& event,
@@ -43,6 +56,7 @@ EventFilters::Filter EventFilters::filter_for(const trace::EventDescription& eve
 }
 
 std::string EventFilters::file_text(const std::string& group_event) const {
+  if (auto refused = refused_.find(group_event); refused != refused_.end()) return refused->second;
   auto text = texts_.find(group_event);
   return text == texts_.end() ? "none" : text->second;
 }

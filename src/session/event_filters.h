@@ -27,13 +27,17 @@ class EventFilters {
   // Sets (or, with "0", clears) the filter of GROUP/EVENT, an event described by `event`.
   // Refused: the error, and the filter in place stays.
   std::optional<probe::filter::FilterError> set(const trace::EventDescription& event, std::string_view text);
+  // A live write to the event's filter file, as the kernel takes it: refused, the event is left
+  // with no filter at all and the file shows the error (its text, caret and message) until the
+  // next write.
+  std::optional<probe::filter::FilterError> write_file(const trace::EventDescription& event, std::string_view text);
   // The text given for GROUP/EVENT before the event was described (a definition's `if`,
   // --filter): parsed when the event is planted.
   void set_text(const std::string& group_event, std::string text) { texts_[group_event] = std::move(text); }
   // The filter of an event being planted, parsed from its text if only that is known.
   // Refused: the error (the event then goes in unfiltered: the caller reports it).
   Filter filter_for(const trace::EventDescription& event, std::optional<probe::filter::FilterError>* refused = nullptr);
-  // What the kernel's filter file shows: the filter's text, or "none".
+  // What the kernel's filter file shows: the filter's text, "none", or a refused write's error.
   std::string file_text(const std::string& group_event) const;
   // Called with GROUP/EVENT whenever its filter changes (an engine holding it refreshes).
   void on_change(std::function<void(const std::string& group_event)> callback) { changed_ = std::move(callback); }
@@ -41,6 +45,7 @@ class EventFilters {
  private:
   std::map<std::string, std::string, std::less<>> texts_;
   std::map<std::string, Filter, std::less<>> parsed_;
+  std::map<std::string, std::string, std::less<>> refused_;  // a refused write's error block
   std::function<void(const std::string&)> changed_;
 };
 

@@ -630,16 +630,17 @@ bool TraceSession::set_filters() {
     filters_.set_text(name, text);  // an event a glob makes: checked when it is planted
   }
   filters_.on_change([this](const std::string& group_event) {
-    bool jumped = false;
     for (PlantedProbe& planted : planted_) {
       const trace::EventDescription& event = catalog_[planted.catalog_id];
-      if (group_event_of(event) != group_event) continue;
+      if (planted.removed || group_event_of(event) != group_event) continue;
       planted.filter = filters_.filter_for(event);
-      jumped = jumped || planted.jumped;
+      if (!planted.jumped || !jump_engine_) continue;
+      // The agent gets the new filter too (or none): its copy of the old one must not turn
+      // away what the new one lets through.
+      std::vector<uint8_t> compiled;
+      if (planted.filter) compiled = probe::filter::compile_agent_filter(*planted.filter, planted.plan, planted.address);
+      planted.jump_index = jump_engine_->replace_agent_filter(planted.jump_index, std::move(compiled));
     }
-    // The agents' copies of the old filter must not turn away what the new one lets through:
-    // the tracer alone filters from now on.
-    if (jumped && jump_engine_) jump_engine_->clear_agent_filters();
   });
   return true;
 }
@@ -985,12 +986,10 @@ bool TraceSession::plant_pending(bool strict) {
       jump.on_record = [this, &planted](const probe::AgentRecord& r, uint64_t ns) { on_record(planted, r, ns); };
       jump.on_lost = [this, &planted](uint64_t count) { on_lost(planted, count); };
       jump.on_missed = [this, &planted](uint64_t count) { on_missed(planted, count); };
-      if (planted.filter) {
-        jump.agent_filter = probe::filter::compile_agent_filter(*planted.filter, planted.plan, planted.address);
-        jump.on_filtered = [this, &planted](uint64_t count) {
-          statistics_.counters(planted.catalog_id).add_filtered_hits(count);
-        };
-      }
+      jump.on_unwound = [this, &planted](uint64_t count) { statistics_.counters(planted.catalog_id).add_unwound(count); };
+      if (planted.filter) jump.agent_filter = probe::filter::compile_agent_filter(*planted.filter, planted.plan, planted.address);
+      // Also without a filter: a live session may give it one later.
+      jump.on_filtered = [this, &planted](uint64_t count) { statistics_.counters(planted.catalog_id).add_filtered_hits(count); };
       if (auto in_agent = agent_aggregations_of(planted)) {
         jump.agent_aggregations = std::move(*in_agent);
         jump.on_aggregated = [this, &planted](size_t a, const probe::AggregationUpdate& update) {
@@ -1331,10 +1330,14 @@ ControlReply TraceSession::format_live(const std::string& group_event) {
 ControlReply TraceSession::set_filter_live(const std::string& request) {
   const size_t space = request.find(' ');
   const std::string group_event = request.substr(0, space);
-  const std::string text = space == std::string::npos ? std::string("0") : request.substr(space + 1);
+  const std::string text = space == std::string::npos ? std::string() : request.substr(space + 1);
   const trace::EventDescription* event = live_event(group_event);
   if (event == nullptr) return ControlReply{ENOENT, fmt::format("no event {}\n", group_event), {}};
-  if (auto refused = filters_.set(*event, text)) return ControlReply{EINVAL, refused->render(), {}};
+  // What was recorded before is judged by the filter it was recorded under.
+  if (jump_engine_) jump_engine_->drain();
+  const trace::EventDescription described = *event;
+  if (auto refused = filters_.write_file(described, text))
+    return ControlReply{EINVAL, refused->render(), refused->error_log_entry(static_cast<double>(monotonic_ns()) / 1e9)};
   return ControlReply{0, {}, {}};
 }
 
@@ -1643,10 +1646,14 @@ void TraceSession::emit(trace::EventRecord&& record) {
 }
 
 void TraceSession::end_output() {
-  // Return probes on breakpoints: entries the trap engine could not track (MAXACTIVE).
+  // Return probes on breakpoints: entries the trap engine could not track (MAXACTIVE), and
+  // frames it gave up without a return.
   for (const PlantedProbe& planted : planted_) {
     if (planted.jumped || !planted.is_return || !engine_) continue;
-    for (probe::engine::ProbeId id : planted.trap_ids) on_missed(planted, engine_->stats(id).misses);
+    for (probe::engine::ProbeId id : planted.trap_ids) {
+      on_missed(planted, engine_->stats(id).misses);
+      statistics_.counters(planted.catalog_id).add_unwound(engine_->stats(id).discarded);
+    }
   }
   // The aggregations' final state (also after Ctrl-C: tracing ends the same way).
   if (!aggregations_.empty()) write_aggregations(monotonic_ns(), false);

@@ -341,6 +341,10 @@ int on_write(const char*, const char* data, size_t size, off_t, struct fuse_file
     case Node::EventEnable: failed = write_enable(in, file.where, value); break;
     case Node::Filter: {
       const ControlReply reply = in.core.call({Verb::SetFilter, file.where.group + "/" + file.where.event + " " + value});
+      if (!reply.error_log.empty()) {
+        std::lock_guard lock(in.log_mutex);
+        in.error_log += reply.error_log;
+      }
       failed = -reply.error;
       break;
     }

@@ -139,13 +139,19 @@ Status Supervisor::on_vfork_child_event(pid_t tid) {
     case StopKind::Trap:
       return on_trap(child, event, false);
     case StopKind::Exec:
-      // A new image without breakpoints. A child that cannot be detached is gone.
+      // A new image without breakpoints. A child that cannot be detached is gone. What its
+      // thread left in the shared memory (frames of calls it never returned from, in the
+      // agent's tables) is a thread's that exited.
       static_cast<void>(child.detach());
       vfork_children_.erase(it);
+      thread_exiting(event.tid);
+      thread_exited(event.tid);
       return {};
     case StopKind::Exited:
     case StopKind::Killed:
       vfork_children_.erase(it);
+      thread_exiting(event.tid);
+      thread_exited(event.tid);
       return {};
     case StopKind::Signal:
       return deliver_signal(child, event.tid, event.signal);

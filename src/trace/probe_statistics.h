@@ -6,7 +6,8 @@
 //     kernel's nhit does, MISSES those of them whose event was lost;
 //   - a --summary table that keeps the two apart: RECORDED (hits whose event was written)
 //     and MISSED (hits whose event was lost), one row per probe point with its function, and
-//     how many events were dropped, so that no event is ever lost silently.
+//     how many events were dropped, so that no event is ever lost silently; for return
+//     probes whose calls were given up without a return (UNWOUND), a column of those.
 // A miss is a hit whose event could not be recorded (arguments not fetched, ring full,
 // output failed); the counters count every hit, so recorded = hits - misses.
 #include <atomic>
@@ -23,9 +24,15 @@ struct ProbeCounters {
   std::atomic<uint64_t> hits{0};
   std::atomic<uint64_t> misses{0};
   std::atomic<uint64_t> filtered{0};  // hits the event's filter turned away (no event, by design)
+  // Return probes: entries whose frame was given up without a return being seen. A longjmp or
+  // an exception unwound the call (it never returns), or the thread went on on another stack
+  // (coroutines, a signal stack) and the call may return unseen later: by stack pointer the
+  // two look alike. Not hits of the return probe: counted so that none is lost silently.
+  std::atomic<uint64_t> unwound{0};
   void hit() { hits.fetch_add(1, std::memory_order_relaxed); }
   void miss() { misses.fetch_add(1, std::memory_order_relaxed); }
   void filter() { filtered.fetch_add(1, std::memory_order_relaxed); }
+  void add_unwound(uint64_t count) { unwound.fetch_add(count, std::memory_order_relaxed); }
   // Hits a filter turned away before the tracer saw them (in the jump engine's agent).
   void add_filtered_hits(uint64_t count) {
     hits.fetch_add(count, std::memory_order_relaxed);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <set>
 
 #include "test_support.h"
@@ -36,7 +37,7 @@ TEST_P(ControlFlow, EightThreadsHitTheSameProbes) {
 
 TEST_P(ControlFlow, LongjmpOutOfProbedFunctions) {
   const std::string program = e2e_program("jumper");
-  auto run = trace({"-e", "p:t/dive dive depth=%di:s32", "-e", "r:t/dive_ret dive ret=$retval:s32",
+  auto run = trace({"--summary", "-e", "p:t/dive dive depth=%di:s32", "-e", "r:t/dive_ret dive ret=$retval:s32",
                          "-e", "r:t/leaf_ret leaf ret=$retval:s32"},
                         {program});
   const RunResult untraced = run_untraced({program});
@@ -47,6 +48,15 @@ TEST_P(ControlFlow, LongjmpOutOfProbedFunctions) {
   // depth 2 longjmps to main: none of those 7 frames returns.
   EXPECT_EQ(count(run.events, "dive"), 7u * 7 + 13u * 9) << run.diagnostics;
   EXPECT_EQ(count(run.events, "dive_ret"), 13u * 9) << run.diagnostics;
+  // Those 49 frames are counted as given up (--summary: RECORDED MISSED UNWOUND).
+  unsigned long long recorded = 0, missed = 0, unwound = 0;
+  const size_t row = run.diagnostics.find("\nt/dive_ret ");
+  ASSERT_NE(row, std::string::npos) << run.diagnostics;
+  ASSERT_EQ(std::sscanf(run.diagnostics.c_str() + row, "\nt/dive_ret %llu %llu %llu", &recorded, &missed, &unwound), 3)
+      << run.diagnostics;
+  EXPECT_EQ(recorded, 13u * 9);
+  EXPECT_EQ(missed, 0u);
+  EXPECT_EQ(unwound, 7u * 7);
   // leaf returns normally in every round, after the longjmps: shadow stacks stayed in step.
   EXPECT_EQ(count(run.events, "leaf_ret"), 20u);
   for (const auto& e : run.events)

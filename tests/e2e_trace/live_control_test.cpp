@@ -484,6 +484,121 @@ TEST_P(LiveControl, TheMountWithEchoAndCat) {
   expect_enabled_phases_only(calls_by_phase(run.trace()), {1, 2, 3, 4}, 5);
 }
 
+// The kernel's answer to a bad filter written to `group_event`'s filter file, for a
+// definition of its own: what the file shows then, and its error_log entry from "error:" on.
+struct KernelFilterRefusal {
+  std::string file, log;
+};
+KernelFilterRefusal kernel_filter_refusal(const std::string& definition, const std::string& group_event,
+                                          const std::string& filter, std::string* why_not) {
+  KernelFilterRefusal refusal;
+  auto tracefs = KernelTracefs::open(why_not);
+  if (!tracefs) return refusal;
+  EXPECT_TRUE(tracefs->define(definition)) << definition;
+  EXPECT_FALSE(tracefs->set_filter(group_event, filter, &refusal.file)) << filter;
+  // The refusal is logged in the instance the filter was written in.
+  const std::string log = read_text_file(tracefs->instance() + "/error_log");
+  const size_t at = log.rfind("event filter parse error: error:");
+  EXPECT_NE(at, std::string::npos) << log;
+  if (at != std::string::npos) refusal.log = log.substr(at + std::strlen("event filter parse error: "));
+  tracefs->set_filter(group_event, "0");
+  tracefs->undefine(group_event);
+  return refusal;
+}
+
+std::string kernel_work_definition(const std::string& name) {
+  return fmt::format("p:{} {}:{:#x} phase=%di:s32 call=%si:s32", name, LIVE_CALLS_PATH,
+                     file_offset_of(LIVE_CALLS_PATH, "live_work"));
+}
+
+std::multiset<int> calls_from(int first, int last) {
+  std::multiset<int> calls;
+  for (int call = first; call <= last; ++call) calls.insert(call);
+  return calls;
+}
+
+long ring_records(const std::string& diagnostics) {
+  const size_t at = diagnostics.find("ring records read: ");
+  return at == std::string::npos ? -1 : std::stol(diagnostics.substr(at + std::strlen("ring records read: ")));
+}
+
+// A filter written while tracing (xprobe ctl's filter request) takes effect on the live probe:
+// only the calls it lets through are events; with the jump engine the agent turns the others
+// away (no ring record). A bad one is refused with EINVAL and the kernel's file text, and, as
+// in the kernel, leaves the event unfiltered.
+TEST_P(LiveControl, FilterWrittenWhileTracing) {
+  const bool jump = std::string(GetParam()) == "jump";
+  LiveRun run({"--engine", GetParam(), "--summary", "-e", work_definition()});
+  ASSERT_EQ(run.program_line(), "ready\n") << run.diagnostics();
+  ASSERT_TRUE(run.connect_socket()) << run.diagnostics();
+  EXPECT_EQ(run.request("filter xprobe_live/work").text, "none\n");
+  Reply set = run.request("filter xprobe_live/work call < 10");
+  ASSERT_TRUE(set.ok) << set.text;
+  EXPECT_EQ(run.request("filter xprobe_live/work").text, "call < 10\n");
+  ASSERT_EQ(run.phase(), 1);
+  set = run.request("filter xprobe_live/work call >= 120 && phase == 2");
+  ASSERT_TRUE(set.ok) << set.text;
+  ASSERT_EQ(run.phase(), 2);
+  const std::string bad = "call <";
+  const Reply refused = run.request("filter xprobe_live/work " + bad);
+  EXPECT_EQ(refused.error, EINVAL) << refused.text;
+  std::string why_not;
+  const KernelFilterRefusal kernel = kernel_filter_refusal(kernel_work_definition("xpt_live/work"), "xpt_live/work", bad, &why_not);
+  if (!kernel.file.empty()) {
+    EXPECT_EQ(refused.text + "\n", kernel.file);
+    EXPECT_EQ(run.request("filter xprobe_live/work").text, kernel.file);
+  }
+  ASSERT_EQ(run.phase(), 3);  // unfiltered, as the kernel leaves an event after a refused filter
+  ASSERT_TRUE(run.request("filter xprobe_live/work phase == 4").ok);
+  ASSERT_EQ(run.phase(), 4);
+  ASSERT_TRUE(run.request("filter xprobe_live/work 0").ok);
+  EXPECT_EQ(run.request("filter xprobe_live/work").text, "none\n");
+  ASSERT_EQ(run.phase(), 5);
+  EXPECT_EQ(run.request("filter xprobe_live/nosuch 0").error, ENOENT);
+  EXPECT_EQ(run.finish(), untraced(5).exit_status) << run.diagnostics();
+  EXPECT_EQ(run.output(), untraced(5).output);
+  const auto calls = calls_by_phase(run.trace());
+  const std::multiset<int> all = calls_from(0, kThreads * kCalls - 1);
+  const std::map<int, std::multiset<int>> expected{
+      {1, calls_from(0, 9)}, {2, calls_from(120, 127)}, {3, all}, {4, all}, {5, all}};
+  EXPECT_EQ(calls, expected);
+  // In the agent: the hits the filters turned away made no record.
+  if (jump) {
+    EXPECT_EQ(ring_records(run.diagnostics()), 10 + 8 + 3 * kThreads * kCalls) << run.diagnostics();
+  }
+}
+
+// The same through the mount: echo and cat on events/GRP/EVENT/filter, error_log as the kernel's.
+TEST_P(LiveControl, FilterFileOfTheMount) {
+  if (access("/dev/fuse", R_OK | W_OK) != 0) GTEST_SKIP() << "no /dev/fuse";
+  LiveRun run({"--engine", GetParam(), "--control", "MOUNT"});
+  ASSERT_EQ(run.program_line(), "ready\n") << run.diagnostics();
+  const std::string mnt = run.runtime_dir() + "/mnt";
+  ASSERT_TRUE(mounted(mnt)) << run.diagnostics();
+  EXPECT_EQ(shell(mnt, "echo '" + work_definition() + "' >> uprobe_events").status, 0);
+  EXPECT_EQ(shell(mnt, "echo 'call == 7 || call == 100' > events/xprobe_live/work/filter").status, 0);
+  EXPECT_EQ(shell(mnt, "cat events/xprobe_live/work/filter").output, "call == 7 || call == 100\n");
+  EXPECT_EQ(shell(mnt, "echo 1 > events/xprobe_live/work/enable").status, 0);
+  ASSERT_EQ(run.phase(), 1);
+  for (const std::string bad : {"call <", "bogus == 1", "(call == 1", "call == 1 &&", "phase == "}) {
+    EXPECT_NE(shell(mnt, "echo > error_log; echo '" + bad + "' > events/xprobe_live/work/filter").status, 0) << bad;
+    std::string why_not;
+    const KernelFilterRefusal kernel = kernel_filter_refusal(kernel_work_definition("xpt_live/work"), "xpt_live/work", bad, &why_not);
+    const std::string log = shell(mnt, "cat error_log").output;
+    ASSERT_NE(log.find("] event filter parse error: error:"), std::string::npos) << bad << "\n" << log;
+    if (kernel.file.empty()) continue;
+    EXPECT_EQ(shell(mnt, "cat events/xprobe_live/work/filter").output, kernel.file) << bad;
+    EXPECT_EQ(log.substr(log.find("] event filter parse error: ") + std::strlen("] event filter parse error: ")), kernel.log) << bad;
+  }
+  EXPECT_EQ(shell(mnt, "echo 'phase == 2 && call < 3' > events/xprobe_live/work/filter").status, 0);
+  ASSERT_EQ(run.phase(), 2);
+  EXPECT_EQ(shell(mnt, "echo 0 > events/xprobe_live/work/filter && cat events/xprobe_live/work/filter").output, "none\n");
+  EXPECT_EQ(shell(mnt, "echo 0 > events/xprobe_live/work/enable").status, 0);
+  EXPECT_EQ(run.finish(), untraced(2).exit_status) << run.diagnostics();
+  const std::map<int, std::multiset<int>> expected{{1, {7, 100}}, {2, calls_from(0, 2)}};
+  EXPECT_EQ(calls_by_phase(run.trace()), expected);
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, LiveControl, ::testing::Values("trap", "jump"));
 
 }  // namespace

@@ -52,6 +52,23 @@ TEST(ProbeSummary, TableTotalsAndDropped) {
   EXPECT_NE(format_summary(catalog, statistics).find("dropped events: 3\n"), std::string::npos);
 }
 
+TEST(ProbeSummary, UnwoundColumnOnlyWhenAFrameWasGivenUp) {
+  ProbeStatistics statistics;
+  for (int i = 0; i < 3; ++i) statistics.counters(0).hit();
+  EventCatalog catalog = two_events();
+  EXPECT_EQ(format_summary(catalog, statistics).find("UNWOUND"), std::string::npos);
+  // A return probe: 3 returns seen, 2 calls given up without one (not hits: no return was seen).
+  statistics.counters(0).add_unwound(2);
+  const std::string table = format_summary(catalog, statistics);
+  EXPECT_NE(table.find("EVENT           RECORDED       MISSED      UNWOUND  PROBE POINT\n"
+                       "uprobes/xpt            3            0            2  /tmp/xp/t\n"
+                       "uprobes/e1             0            0            0  /lib/x86_64-linux-gnu/libc.so.6\n"
+                       "total                  3            0            2\n"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("UNWOUND: calls of a return probe given up"), std::string::npos) << table;
+}
+
 TEST(ProbeCounters, ConcurrentHitsAreAllCounted) {
   ProbeStatistics statistics;
   ProbeCounters& counters = statistics.counters(0);

@@ -57,6 +57,8 @@ struct JumpEngine::Probe {
   uint32_t index = 0;             // the agent's probe_index
   uint64_t missed_seen = 0;       // return probes: the agent's missed count at the last look
   uint64_t missed_by_tracer = 0;  // not reported yet
+  uint64_t unwound_seen = 0;       // return probes: the agent's discarded count at the last look
+  uint64_t unwound_by_tracer = 0;  // not reported yet
   uint64_t released = 0;          // frames the tracer popped (AgentProbeCounters::released)
   uint64_t filtered_seen = 0;     // the agent's filtered count at the last look
   uint64_t aggregated_seen = 0;   // the agent's aggregated count at the last look
@@ -772,7 +774,7 @@ void JumpEngine::release_frames(const std::vector<agent::AgentFrame>& frames, bo
     ++probe.released;
     // Over without being seen returning, from a site the agent did not know: an unseen return.
     const bool returned = last_returned && i + 1 == frames.size();
-    if (!returned && (frames[i].flags & agent::kFrameSiteUnknown)) ++probe.missed_by_tracer;
+    if (!returned) ++((frames[i].flags & agent::kFrameSiteUnknown) ? probe.missed_by_tracer : probe.unwound_by_tracer);
     (void)process_.write(returns_ + offsetof(agent::AgentReturnState, counters) + index * sizeof(agent::AgentProbeCounters) +
                              offsetof(agent::AgentProbeCounters, released),
                          std::span(reinterpret_cast<const uint8_t*>(&probe.released), 8));
@@ -860,6 +862,32 @@ void JumpEngine::clear_agent_filters() {
   }
 }
 
+uint32_t JumpEngine::replace_agent_filter(uint32_t index, std::vector<uint8_t> agent_filter) {
+  if (index >= probes_.size() || probes_[index]->removed) return index;
+  Probe& probe = *probes_[index];
+  auto lose_agent_filter = [&] {
+    if (probe.spec.agent_filter.empty() || probe.descriptor == 0) return index;
+    const uint32_t none = 0;
+    // One aligned word: a thread reading the descriptor sees the filter or none.
+    (void)process_.write(probe.descriptor + offsetof(agent::AgentProbe, filter_offset),
+                         std::span(reinterpret_cast<const uint8_t*>(&none), 4));
+    return index;
+  };
+  if (!probe.planted || probe.spec.is_return || probe.aggregating || !probe.spec.agent_aggregations.empty())
+    return lose_agent_filter();
+  uint8_t disabled = 1;
+  (void)process_.read(ring_ + offsetof(AgentRingHeader, disabled) + index, std::span(&disabled, 1));
+  JumpProbeSpec again = probe.spec;
+  again.agent_filter = std::move(agent_filter);
+  again.disabled = disabled != 0;
+  again.patch = probe.plan;
+  auto added = add_probe(std::move(again));
+  if (!added) return lose_agent_filter();
+  // Should the old one's bytes fail to go, it is switched off all the same: the new one counts.
+  static_cast<void>(remove_probe(index));
+  return *added;
+}
+
 void JumpEngine::collect_filtered() {
   if (!process_.alive() || ring_ == 0) return;
   for (const auto& probe : probes_) {
@@ -894,6 +922,14 @@ void JumpEngine::collect_counters() {
     probe->missed_seen = std::max(missed, probe->missed_seen);
     probe->missed_by_tracer = 0;
     if (fresh != 0 && probe->spec.on_missed) probe->spec.on_missed(fresh);
+    uint64_t unwound = probe->unwound_seen;
+    (void)process_.read(returns_ + offsetof(agent::AgentReturnState, counters) + probe->index * sizeof(agent::AgentProbeCounters) +
+                            offsetof(agent::AgentProbeCounters, discarded),
+                        std::span(reinterpret_cast<uint8_t*>(&unwound), 8));
+    const uint64_t given_up = (unwound > probe->unwound_seen ? unwound - probe->unwound_seen : 0) + probe->unwound_by_tracer;
+    probe->unwound_seen = std::max(unwound, probe->unwound_seen);
+    probe->unwound_by_tracer = 0;
+    if (given_up != 0 && probe->spec.on_unwound) probe->spec.on_unwound(given_up);
   }
 }
 

@@ -85,6 +85,9 @@ struct JumpProbeSpec {
   // Entries not tracked (MAXACTIVE, recursion deeper than agent::kMaxFrames, a return site
   // neither patched nor watched), reported by finish().
   std::function<void(uint64_t count)> on_missed;
+  // Frames given up without a return seen (unwound, or left on another stack: return_frames.h),
+  // reported by finish().
+  std::function<void(uint64_t count)> on_unwound;
 };
 
 // What the engine needs from its user to patch return sites.
@@ -136,6 +139,14 @@ class JumpEngine final : public supervisor::Participant {
   // The agent stops filtering and aggregating (the probes' filters changed: the tracer filters
   // and aggregates alone).
   void clear_agent_filters();
+  // The probe's filter changed: the agent gets `agent_filter` (empty: none) for it. An entry
+  // probe is planted again under a new index, sharing the jump, and the old one is taken out
+  // as remove_probe() does, so no thread ever sees half a filter; its switch carries over.
+  // Returns the index that names the probe from now on. A return probe (whose entries in
+  // flight belong to its index) or one the agent aggregates keeps its index and loses the
+  // agent's filter (one word): the tracer filters its records alone, as it filters every
+  // record anyway.
+  uint32_t replace_agent_filter(uint32_t index, std::vector<uint8_t> agent_filter);
   // Takes the agent's aggregation tables (AgentAggTablePair: switched, read whole, emptied):
   // what they gained since the last call goes to each probe's on_aggregated. Also done before
   // a thread exits and at finish(). `final`: no agent will finish what it is doing in a table
@@ -220,12 +231,14 @@ class JumpEngine final : public supervisor::Participant {
   uint64_t thread_address(uint32_t slot) const;
   // The agent's filtered counts since the last look, reported through on_filtered.
   void collect_filtered();
-  // The agent's missed counts since the last look, reported through on_missed.
+  // The agent's missed and discarded counts since the last look, reported through on_missed
+  // and on_unwound.
   void collect_counters();
   std::unique_ptr<agent::AgentThread> read_thread(uint32_t slot);
   void write_depth(uint32_t slot, uint64_t depth);
   // Frames the tracer takes off a thread's stack: counted released for MAXACTIVE, and as
-  // missed when their return went unseen (all but a last one that `last_returned`).
+  // missed when their return went unseen (all but a last one that `last_returned`) from a site
+  // the agent did not know, else as unwound.
   void release_frames(const std::vector<agent::AgentFrame>& frames, bool last_returned);
   // Every thread stopped: frames entered below a thread's stack pointer are over.
   void release_finished_frames();

@@ -365,9 +365,21 @@ Result<supervisor::TrapDisposition> TrapEngine::on_trap(const supervisor::TrapSt
   // anything end tracing before that (a detach from a callback, an error), the detach puts it
   // back.
   unresumed_traps_[tid] = address;
-  if (auto replay = replays_.find(tid); replay != replays_.end()) {
-    if (replay->second == std::make_pair(address, sp(*registers))) report = false;
-    replays_.erase(replay);
+  if (!replays_.empty()) {
+    const agent::FrameOwner owner = frame_owner(process, tid, *registers);
+    if (auto replays = replays_.find(owner.key); replays != replays_.end()) {
+      // The replay of the innermost interrupted hit, or a hit inside its handler (below it on
+      // the stack: the replay waits), or the thread is above it: the handler left by a longjmp,
+      // the replay will not come.
+      auto& pending = replays->second;
+      const uint64_t stack_pointer = owner.sp;
+      while (!pending.empty() && pending.back().second < stack_pointer) pending.pop_back();
+      if (!pending.empty() && pending.back() == std::make_pair(address, stack_pointer)) {
+        report = false;
+        pending.pop_back();
+      }
+      if (pending.empty()) replays_.erase(replays);
+    }
   }
   if (report) {
     HitContext context{process, tid, address, *registers, process};
@@ -448,7 +460,10 @@ Status TrapEngine::move_thread_out_of_slot(Process& process, pid_t tid, bool rem
   if (original == 0) return {};
   // Back at the probed address the thread will trap there again once the handler returns:
   // that is the same hit, not a new one.
-  if (remember_replay && original == site->address) replays_[tid] = {site->address, sp(*registers)};
+  if (remember_replay && original == site->address) {
+    const agent::FrameOwner owner = frame_owner(process, tid, *registers);
+    replays_[owner.key].emplace_back(site->address, owner.sp);
+  }
   set_ip(*registers, original);
   return process.set_registers(tid, *registers);
 }
@@ -485,7 +500,7 @@ void TrapEngine::clean_forked_child(Process& child) {
 }
 
 void TrapEngine::on_thread_exited(pid_t tid) {
-  replays_.erase(tid);
+  replays_.erase(static_cast<uint64_t>(tid));
   unresumed_traps_.erase(tid);
   auto stack = shadow_stacks_.find(static_cast<uint64_t>(tid));
   if (stack == shadow_stacks_.end()) return;

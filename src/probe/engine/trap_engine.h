@@ -139,8 +139,11 @@ class TrapEngine final : public supervisor::Participant {
   std::map<uint64_t, std::vector<Frame>> shadow_stacks_;
   bool goroutine_frames_ = false;
   CodeAreas areas_;  // the slots
-  // tid -> {address, stack pointer} of a hit being replayed
-  std::map<pid_t, std::pair<uint64_t, uint64_t>> replays_;
+  // {address, stack position} of each hit being replayed, innermost last, by agent::FrameOwner
+  // key: a thread moved out of a slot for a signal traps at the probed address again when its
+  // handler returns. The handler may hit probes (the same one too) and be interrupted in a
+  // slot itself; in a Go program the goroutine may go on on another thread (its key follows it).
+  std::map<uint64_t, std::vector<std::pair<uint64_t, uint64_t>>> replays_;
   std::map<pid_t, uint64_t> unresumed_traps_;  // tid -> breakpoint address of a hit not resumed yet
   std::set<uint64_t> retired_;  // addresses whose breakpoint was removed: a late trap there is ours
   ProbeId next_id_ = 1;

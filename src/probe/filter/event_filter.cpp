@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+
+#include <fmt/format.h>
 
 #include "probe/kernel_numbers.h"
 
@@ -484,6 +487,16 @@ std::string FilterError::render() const {
 
 std::string FilterError::filter_file_text() const { return render() + "\n"; }
 
+std::string FilterError::error_log_entry(double seconds) const {
+  const auto whole = static_cast<unsigned long>(seconds);
+  const auto micros = static_cast<unsigned long>(std::llround((seconds - static_cast<double>(whole)) * 1e6)) % 1000000ul;
+  // Where the kernel has no message (an empty filter) its log says "Error", the caret at 0.
+  const std::string said = position ? message : std::string("Error");
+  constexpr std::string_view kCommand = "  Command: ";
+  return fmt::format("[{:5}.{:06}] event filter parse error: error: {}\n{}{}\n{}^\n", whole, micros, said, kCommand, text,
+                     std::string(kCommand.size() + log_position.value_or(0), ' '));
+}
+
 bool clears_filter(std::string_view text) {
   const size_t first = text.find_first_not_of(" \t\n\r\f\v");
   if (first == std::string_view::npos) return false;
@@ -496,11 +509,11 @@ FilterResult parse_event_filter(std::string_view text, std::vector<FilterField> 
   const std::string trimmed(last == std::string_view::npos ? std::string_view{} : text.substr(0, last + 1));
   Parser parser(trimmed, fields);
   // An empty filter is refused without a message, as the kernel refuses it.
-  if (trimmed.empty()) return FilterError{trimmed, "Error: (0)", std::nullopt};
+  if (trimmed.empty()) return FilterError{trimmed, "Error: (0)", std::nullopt, std::nullopt};
   if (auto failure = parser.run()) {
     std::optional<size_t> position;
     if (failure->position) position = std::min(*failure->position, trimmed.size());
-    return FilterError{trimmed, std::move(failure->message), position};
+    return FilterError{trimmed, std::move(failure->message), position, failure->position};
   }
   std::vector<FilterStep> program = PostfixBuilder(parser.tokens()).build();
   return EventFilter(trimmed, std::move(fields), std::move(parser.predicates()), std::move(program));

@@ -122,12 +122,19 @@ struct FilterError {
   std::string text;     // the filter, trailing white space cut
   std::string message;  // "Field not found", ...; "Error: (0)" where the kernel has no message
   std::optional<size_t> position;  // none where the kernel shows no caret
+  // The kernel's own position before it is clamped to the text (error_log puts the caret
+  // there: one past the end for an error found after trailing white space was cut).
+  std::optional<size_t> log_position;
   // The filter, the caret line and "parse_error: MESSAGE" (or "Error: (0)"), each line ending
   // in '\n'.
   std::string render() const;
   // Exactly what the kernel's filter file shows after the failed write (render() and a blank
   // line).
   std::string filter_file_text() const;
+  // The entry the kernel's error_log gets for the refused write, `seconds` its timestamp:
+  // "[ SECONDS] event filter parse error: error: MESSAGE", the filter after "  Command: " and
+  // the caret under the kernel's position.
+  std::string error_log_entry(double seconds) const;
 };
 
 class FilterResult {
