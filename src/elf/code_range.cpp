@@ -14,7 +14,7 @@ std::string CodeRange::proof_text() const {
 std::optional<CodeRange> code_range_containing(const ElfFile& file, uint64_t link_address) {
   if (const Symbol* symbol = file.function_containing(link_address)) return CodeRange{*symbol, CodeRange::Proof::Symbol};
   // A malformed .eh_frame proves nothing: the point stays refused.
-  auto tables = ExceptionTables::index(file);
+  const auto& tables = file.exception_tables();
   if (!tables) return std::nullopt;
   const FrameDescription* frame = tables->frame_covering(link_address);
   if (frame == nullptr || frame->pc_end <= frame->pc_begin) return std::nullopt;

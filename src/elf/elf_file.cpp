@@ -11,9 +11,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <mutex>
 
 #include <fmt/format.h>
 
+#include "elf/exception_tables.h"
 #include "elf/symbol_glob.h"
 #include "support/regular_file.h"
 
@@ -85,6 +87,18 @@ void read_got_slots(Elf* elf, Elf_Scn* scn, const GElf_Shdr& sh, unsigned machin
 }
 
 }  // namespace
+
+struct ExceptionTablesOnce {
+  std::once_flag once;
+  std::optional<Result<ExceptionTables>> tables;
+};
+
+std::shared_ptr<ExceptionTablesOnce> ElfFile::no_exception_tables_yet() { return std::make_shared<ExceptionTablesOnce>(); }
+
+const Result<ExceptionTables>& ElfFile::exception_tables() const {
+  std::call_once(exception_tables_->once, [this] { exception_tables_->tables.emplace(ExceptionTables::index(*this)); });
+  return *exception_tables_->tables;
+}
 
 Result<ElfFile> ElfFile::open(const std::string& path) {
   auto bytes = read_regular_file(path);

@@ -446,7 +446,7 @@ Result<std::vector<uint64_t>> ExceptionTables::landing_pads_in(uint64_t begin, u
 }
 
 Result<std::vector<uint64_t>> landing_pads_covering(const ElfFile& file, uint64_t link_address) {
-  auto tables = ExceptionTables::index(file);
+  const auto& tables = file.exception_tables();
   if (!tables) return tables.error();
   return tables->landing_pads_covering(link_address);
 }

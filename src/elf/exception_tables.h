@@ -53,7 +53,7 @@ class ExceptionTables {
   std::vector<FrameDescription> frames_;  // sorted by pc_begin, empty ranges dropped
 };
 
-// One-shot form of ExceptionTables::landing_pads_covering (indexes the whole .eh_frame).
+// ExceptionTables::landing_pads_covering on the file's own index (ElfFile::exception_tables).
 Result<std::vector<uint64_t>> landing_pads_covering(const ElfFile& file, uint64_t link_address);
 
 // The .eh_frame parser, exposed for tests: FDEs (sorted, empty and discarded ones dropped)

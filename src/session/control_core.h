@@ -26,6 +26,9 @@ struct ControlRequest {
     Format,     // `text`: "GRP/EVENT": the kernel's format description of its fields
     Filter,     // `text`: "GRP/EVENT": its filter as the filter file shows it ("none")
     SetFilter,  // `text`: "GRP/EVENT EXPR" ("0" clears), refused with the kernel's message
+    Trigger,    // `text`: "GRP/EVENT": its hist triggers as the trigger file shows them
+    SetTrigger, // `text`: "GRP/EVENT [!]hist:..." (a new trigger, a command to one, or its removal)
+    Hist,       // `text`: "GRP/EVENT": its hist file (every hist trigger's table)
     Drain,      // what the jump-optimized probes recorded so far becomes events now
   };
   Verb verb = Verb::List;

@@ -8,17 +8,11 @@ namespace xprobe::session {
 
 namespace {
 
-const Result<elf::ExceptionTables>& tables_of(const probe::LoadedModule& module, ExceptionTablesCache& tables) {
-  auto indexed = tables.find(module.path);
-  if (indexed == tables.end()) indexed = tables.emplace(module.path, elf::ExceptionTables::index(*module.elf)).first;
-  return indexed->second;
-}
-
 // The function `function` of `module` as the jump planner reads it: its bytes, the pieces the
 // compiler split off it (foo and foo.cold branch into each other; in a stripped object the
 // pieces are found from the unwind tables, where its jumps lead), the symbols near `near`.
 Result<arch::JumpPatchFunction> patch_function(const probe::LoadedModule& module, const elf::Symbol& function,
-                                                    uint64_t near, ExceptionTablesCache& tables) {
+                                                    uint64_t near) {
   const elf::ElfFile& file = *module.elf;
   arch::JumpPatchFunction out;
   out.code = {file.function_bytes(function), function.address + module.bias};
@@ -34,7 +28,7 @@ Result<arch::JumpPatchFunction> patch_function(const probe::LoadedModule& module
   const uint64_t link = near - module.bias;
   for (const elf::Symbol* other : file.symbols_starting_in(link + 1, link + 16))
     out.other_symbols.push_back(other->address + module.bias);
-  const Result<elf::ExceptionTables>& indexed = tables_of(module, tables);
+  const Result<elf::ExceptionTables>& indexed = module.elf->exception_tables();
   out.foreign = [file = &file, bias = module.bias, unwind = indexed ? &*indexed : nullptr](uint64_t target) {
     using arch::ForeignCode;
     const uint64_t at = target - bias;
@@ -56,8 +50,7 @@ Result<arch::JumpPatchFunction> patch_function(const probe::LoadedModule& module
 
 Result<probe::engine::JumpProbeSpec> jump_candidate(const probe::ProbeDefinition& definition,
                                                     const probe::ResolvedPoint& point,
-                                                    const probe::ProbeFetchPlan& plan, const probe::ModuleMap& modules,
-                                                    ExceptionTablesCache& tables) {
+                                                    const probe::ProbeFetchPlan& plan, const probe::ModuleMap& modules) {
   if (definition.kind != probe::ProbeKind::Entry && definition.kind != probe::ProbeKind::Return)
     return make_error("not an entry or return probe");
   if (point.address != point.function_address) return make_error("not at a function's first instruction");
@@ -69,7 +62,7 @@ Result<probe::engine::JumpProbeSpec> jump_candidate(const probe::ProbeDefinition
   const bool is_return = definition.kind == probe::ProbeKind::Return;
   auto capture = probe::compile_agent_capture(plan, is_return);
   if (!capture) return capture.error();
-  auto code = patch_function(*module, *function, point.address, tables);
+  auto code = patch_function(*module, *function, point.address);
   if (!code) return code.error();
 
   probe::engine::JumpProbeSpec spec;
@@ -81,16 +74,15 @@ Result<probe::engine::JumpProbeSpec> jump_candidate(const probe::ProbeDefinition
   return spec;
 }
 
-Result<arch::JumpPatchFunction> return_site_function(uint64_t address, const probe::ModuleMap& modules,
-                                                          ExceptionTablesCache& tables) {
+Result<arch::JumpPatchFunction> return_site_function(uint64_t address, const probe::ModuleMap& modules) {
   const probe::LoadedModule* module = modules.containing(address);
   if (!module || !module->elf) return make_error(fmt::format("0x{:x} is in no object the process maps", address));
   const uint64_t link = address - module->bias;
   const elf::Symbol* function = module->elf->function_containing(link);
   if (!function) return make_error(fmt::format("0x{:x} is in no function symbol", address));
-  auto code = patch_function(*module, *function, address, tables);
+  auto code = patch_function(*module, *function, address);
   if (!code) return code.error();
-  const Result<elf::ExceptionTables>& indexed = tables_of(*module, tables);
+  const Result<elf::ExceptionTables>& indexed = module->elf->exception_tables();
   if (!indexed) return make_error(fmt::format("its exception tables: {}", indexed.error().message));
   // A jump and its displaced instructions span at most 5 + 14 bytes past the site.
   auto pads = indexed->landing_pads_in(link, link + 20);

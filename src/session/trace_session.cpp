@@ -106,6 +106,7 @@ struct PlantedProbe {
 // One --hist trigger or summary, for the events of one GROUP/EVENT.
 struct Aggregation {
   std::string group_event;
+  bool removed = false;  // a live session's `!hist:...`: no longer fed nor printed
   std::optional<trace::HistTable> hist;
   std::optional<trace::Summary> summary;
   bool latency() const { return summary && summary->spec().kind == trace::SummaryKind::Latency; }
@@ -134,7 +135,7 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
 
   // probe::engine::ReturnSiteHost
   Result<arch::JumpPatchFunction> describe_return_site(uint64_t address) override {
-    return return_site_function(address, modules_, exception_tables_);
+    return return_site_function(address, modules_);
   }
   void return_site_not_patched(uint64_t address, const std::string& why) override;
   Status watch_return_site(uint64_t address) override;
@@ -190,6 +191,9 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   std::optional<trace::EventDescription> described_;
   ControlReply format_live(const std::string& group_event);
   ControlReply set_filter_live(const std::string& request);
+  // The event's trigger file (`hist`: its hist file), and a write to the trigger file.
+  ControlReply trigger_live(const std::string& group_event, bool hist);
+  ControlReply set_trigger_live(const std::string& request);
   // The events that exist now (GRP/EVENT), of live definitions and of the probes planted for them.
   std::set<std::string> live_events() const;
   // Switches one planted probe on or off (a breakpoint goes in or out; a jump's flag flips).
@@ -306,7 +310,6 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   std::unique_ptr<probe::engine::TrapEngine> engine_;
   std::unique_ptr<probe::engine::JumpEngine> jump_engine_;
   std::string jump_unusable_;  // why the process cannot have jump-optimized probes
-  ExceptionTablesCache exception_tables_;
   probe::ElfCache elf_cache_;
   probe::ModuleMap modules_;
   std::string main_executable_;
@@ -510,7 +513,8 @@ std::optional<std::vector<probe::AgentAggregationSpec>> TraceSession::agent_aggr
 
 bool TraceSession::needs_user_stack(const std::string& group_event) const {
   for (const Aggregation& aggregation : aggregations_)
-    if (aggregation.hist && aggregation.group_event == group_event && aggregation.hist->needs_stack()) return true;
+    if (!aggregation.removed && aggregation.hist && aggregation.group_event == group_event && aggregation.hist->needs_stack())
+      return true;
   return false;
 }
 
@@ -541,6 +545,7 @@ void TraceSession::write_aggregations(uint64_t now_ns, bool with_clock) {
   std::vector<trace::CounterSample> samples;
   const trace::HistTable::Symbolize symbolize = hist_symbolizer();
   for (const Aggregation& aggregation : aggregations_) {
+    if (aggregation.removed) continue;
     if (aggregation.hist) {
       auto taken = aggregation.hist->counters(aggregation.group_event, symbolize);
       samples.insert(samples.end(), taken.begin(), taken.end());
@@ -564,7 +569,8 @@ std::string TraceSession::format_aggregations() const {
   const trace::HistTable::Symbolize symbolize = hist_symbolizer();
   for (size_t i = 0; i < aggregations_.size(); ++i) {
     const Aggregation& aggregation = aggregations_[i];
-    if (i > 0 && !out.ends_with("\n\n")) out += "\n";
+    if (aggregation.removed) continue;
+    if (i > 0 && !out.empty() && !out.ends_with("\n\n")) out += "\n";
     if (aggregation.hist) out += aggregation.hist->format(symbolize);
     if (aggregation.summary) {
       if (aggregation.latency()) out += fmt::format("Function latency of {}:\n", aggregation.group_event);
@@ -891,7 +897,7 @@ bool TraceSession::plant_pending(bool strict) {
       // program and in its time; the tracer does it at the breakpoint's stop.
       choice.why_not = "a hist is keyed on common_stacktrace: the agent does not walk stacks (a breakpoint does)";
     } else {
-      auto spec = jump_candidate(definitions_[ready[i].definition], ready[i].point, ready[i].plan, modules_, exception_tables_);
+      auto spec = jump_candidate(definitions_[ready[i].definition], ready[i].point, ready[i].plan, modules_);
       if (!spec) {
         choice.why_not = spec.error().message;
       } else if (auto plan = jump_engine_->plan(*spec); !plan) {
@@ -960,7 +966,7 @@ bool TraceSession::plant_pending(bool strict) {
     planted.filter = std::move(filter);
     bool latency = false;
     for (size_t a = 0; a < aggregations_.size(); ++a) {
-      if (aggregations_[a].group_event != group_event_of(catalog_.back())) continue;
+      if (aggregations_[a].removed || aggregations_[a].group_event != group_event_of(catalog_.back())) continue;
       planted.aggregations.push_back(a);
       latency = latency || aggregations_[a].latency();
     }
@@ -1114,6 +1120,9 @@ ControlReply TraceSession::execute(const ControlRequest& request) {
       if (live_event(request.text) == nullptr) return ControlReply{ENOENT, fmt::format("no event {}\n", request.text), {}};
       return ControlReply{0, filters_.file_text(request.text) + "\n", {}};
     case Verb::SetFilter: return set_filter_live(request.text);
+    case Verb::Trigger: return trigger_live(request.text, false);
+    case Verb::Hist: return trigger_live(request.text, true);
+    case Verb::SetTrigger: return set_trigger_live(request.text);
     case Verb::Drain:
       if (jump_engine_) jump_engine_->drain();
       return ControlReply{};
@@ -1123,6 +1132,29 @@ ControlReply TraceSession::execute(const ControlRequest& request) {
 
 ControlReply TraceSession::add_live(const std::string& line) {
   const probe::filter::DefinitionAndFilter split = probe::filter::split_trailing_filter(line);
+  // A source-level line (perf probe's places and variables, an SDT marker: as -e takes them)
+  // becomes the kernel-syntax definitions it stands for, each added as if written so; all of
+  // them go in, or none.
+  if (!split.definition.starts_with("-")) {
+    SourceExpansion sources(main_executable_);
+    auto expanded = sources.expand(split.definition);
+    if (!expanded) return ControlReply{EINVAL, expanded.error().message + "\n", {}};
+    if (expanded->size() != 1 || (*expanded)[0] != split.definition) {
+      const size_t before = definitions_.size();
+      ControlReply all;
+      for (const std::string& text : *expanded) {
+        ControlReply one = add_live(split.filter ? text + " if " + *split.filter : text);
+        all.text += one.text;
+        if (one.error == 0) continue;
+        std::vector<size_t> added;
+        for (size_t i = before; i < definitions_.size(); ++i)
+          if (defined_[i]) added.push_back(i);
+        static_cast<void>(remove_definitions(added));
+        return ControlReply{one.error, fmt::format("'{}' is {}:\n{}", split.definition, text, all.text), one.error_log};
+      }
+      return all;
+    }
+  }
   probe::ParseOptions parse_options;
   parse_options.arch = definitions_arch_;
   auto parsed = probe::parse_definition(split.definition, parse_options);
@@ -1339,6 +1371,86 @@ ControlReply TraceSession::set_filter_live(const std::string& request) {
   if (auto refused = filters_.write_file(described, text))
     return ControlReply{EINVAL, refused->render(), refused->error_log_entry(static_cast<double>(monotonic_ns()) / 1e9)};
   return ControlReply{0, {}, {}};
+}
+
+ControlReply TraceSession::trigger_live(const std::string& group_event, bool hist) {
+  if (live_event(group_event) == nullptr) return ControlReply{ENOENT, fmt::format("no event {}\n", group_event), {}};
+  if (hist && jump_engine_) {
+    jump_engine_->drain();
+    jump_engine_->collect_aggregations();
+  }
+  std::string out;
+  const trace::HistTable::Symbolize symbolize = hist_symbolizer();
+  for (const Aggregation& aggregation : aggregations_) {
+    if (aggregation.removed || !aggregation.hist || aggregation.group_event != group_event) continue;
+    if (hist) out += (out.empty() ? "" : "\n") + aggregation.hist->format(symbolize);
+    else out += aggregation.hist->spec().describe() + "\n";
+  }
+  // An event without triggers: the kernel's trigger file lists the commands it takes.
+  if (!hist && out.empty())
+    out = "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist disable_hist hist\n";
+  return ControlReply{0, out, {}};
+}
+
+ControlReply TraceSession::set_trigger_live(const std::string& request) {
+  const size_t space = request.find(' ');
+  const std::string group_event = request.substr(0, space);
+  std::string text = space == std::string::npos ? std::string() : request.substr(space + 1);
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  const trace::EventDescription* event = live_event(group_event);
+  if (event == nullptr) return ControlReply{ENOENT, fmt::format("no event {}\n", group_event), {}};
+  const bool removal = text.starts_with('!');
+  if (removal) text.erase(0, 1);
+  if (!text.starts_with("hist")) return ControlReply{EINVAL, fmt::format("'{}': only hist triggers are taken\n", text), {}};
+  auto spec = trace::parse_hist_trigger(text, *event);
+  if (!spec) return ControlReply{EINVAL, spec.error().message + "\n", {}};
+  Aggregation* existing = nullptr;
+  for (Aggregation& other : aggregations_)
+    if (!other.removed && other.hist && other.group_event == group_event && other.hist->spec().same_trigger(*spec))
+      existing = &other;
+  using Command = trace::HistSpec::Command;
+  if (removal || (existing != nullptr && spec->command != Command::None)) {
+    if (existing == nullptr) return ControlReply{ENOENT, fmt::format("'{}': no such hist trigger\n", text), {}};
+    if (jump_engine_) {
+      jump_engine_->drain();
+      jump_engine_->collect_aggregations();
+    }
+    if (removal) {
+      existing->removed = true;  // its index stays: the other aggregations' do not move
+      const auto index = static_cast<size_t>(existing - aggregations_.data());
+      for (PlantedProbe& planted : planted_) std::erase(planted.aggregations, index);
+    } else if (spec->command == Command::Clear) {
+      existing->hist->clear();
+    } else {
+      existing->hist->set_paused(spec->command == Command::Pause);
+    }
+    return ControlReply{};
+  }
+  if (existing != nullptr) return ControlReply{EEXIST, fmt::format("'{}': Hist trigger already exists\n", text), {}};
+  if (spec->command == Command::Cont || spec->command == Command::Clear)
+    return ControlReply{ENOENT, fmt::format("'{}': Can't clear or continue a nonexistent hist trigger\n", text), {}};
+  Aggregation aggregation;
+  aggregation.group_event = group_event;
+  aggregation.hist.emplace(std::move(*spec), *event);
+  const bool stack = aggregation.hist->needs_stack();
+  for (const PlantedProbe& planted : planted_)
+    if (stack && planted.jumped && !planted.removed && group_event_of(catalog_[planted.catalog_id]) == group_event)
+      return ControlReply{EINVAL, fmt::format("'{}': a jump-optimized probe cannot key on common_stacktrace (its agent does not walk stacks)\n", text), {}};
+  // The agents' tables would take the hits the new trigger needs: what they hold is taken, and
+  // from now on the tracer aggregates the jump-optimized probes' hits from records.
+  if (jump_engine_) {
+    jump_engine_->drain();
+    jump_engine_->collect_aggregations();
+    jump_engine_->clear_agent_filters();
+  }
+  aggregations_.push_back(std::move(aggregation));
+  const size_t index = aggregations_.size() - 1;
+  for (PlantedProbe& planted : planted_)
+    if (!planted.removed && group_event_of(catalog_[planted.catalog_id]) == group_event) {
+      planted.aggregations.push_back(index);
+      planted.needs_stack = planted.needs_stack || stack;
+    }
+  return ControlReply{};
 }
 
 probe::engine::ProbeSpec TraceSession::breakpoint_spec(PlantedProbe& planted) {
@@ -1693,7 +1805,6 @@ void TraceSession::fail_before_tracing() {
 void TraceSession::on_exec() {
   if (supervisor_->detached()) return;  // nothing is planted again while leaving
   main_executable_ = read_link(fmt::format("/proc/{}/exe", process_->pid()));
-  exception_tables_.clear();
   comms_->forget_all();
   cpus_->forget_all();
   rendezvous_.reset();

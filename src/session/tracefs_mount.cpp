@@ -53,6 +53,8 @@ enum class Node {
   EventEnable,
   Format,
   Filter,
+  Trigger,
+  Hist,
 };
 
 struct Where {
@@ -121,6 +123,8 @@ Where classify(const char* path, const EventTree* tree) {
   if (parts[3] == "enable") return {Node::EventEnable, parts[1], parts[2]};
   if (parts[3] == "format") return {Node::Format, parts[1], parts[2]};
   if (parts[3] == "filter") return {Node::Filter, parts[1], parts[2]};
+  if (parts[3] == "trigger") return {Node::Trigger, parts[1], parts[2]};
+  if (parts[3] == "hist") return {Node::Hist, parts[1], parts[2]};
   return where;
 }
 
@@ -175,9 +179,14 @@ int file_content(Internals& in, const Where& where, std::string& out) {
     case Node::GroupEnable:
     case Node::EventEnable: out = enable_text(event_tree(in), where.group, where.event); return 0;
     case Node::Format:
-    case Node::Filter: {
-      const ControlReply reply =
-          in.core.call({where.node == Node::Format ? Verb::Format : Verb::Filter, where.group + "/" + where.event});
+    case Node::Filter:
+    case Node::Trigger:
+    case Node::Hist: {
+      const Verb verb = where.node == Node::Format    ? Verb::Format
+                        : where.node == Node::Filter  ? Verb::Filter
+                        : where.node == Node::Trigger ? Verb::Trigger
+                                                      : Verb::Hist;
+      const ControlReply reply = in.core.call({verb, where.group + "/" + where.event});
       if (reply.error != 0) return -reply.error;
       out = reply.text;
       return 0;
@@ -203,7 +212,8 @@ int on_getattr(const char* path, struct stat* st, struct fuse_file_info*) {
       return 0;
     case Node::TracePipe:
     case Node::Profile:
-    case Node::Format: st->st_mode = S_IFREG | 0444; return 0;
+    case Node::Format:
+    case Node::Hist: st->st_mode = S_IFREG | 0444; return 0;
     default: st->st_mode = S_IFREG | 0644; return 0;
   }
 }
@@ -229,7 +239,7 @@ int on_readdir(const char* path, void* buffer, fuse_fill_dir_t fill, off_t, stru
       for (const auto& [event, on] : tree.at(where.group)) add(event);
       return 0;
     case Node::EventDir:
-      for (const char* name : {"enable", "format", "filter"}) add(name);
+      for (const char* name : {"enable", "format", "filter", "hist", "trigger"}) add(name);
       return 0;
     default: return -ENOTDIR;
   }
@@ -258,7 +268,8 @@ int on_open(const char* path, struct fuse_file_info* fi) {
   const bool reads = (fi->flags & O_ACCMODE) != O_WRONLY;
   const bool writes = (fi->flags & O_ACCMODE) != O_RDONLY;
   const Node node = file->where.node;
-  if (writes && (node == Node::TracePipe || node == Node::Profile || node == Node::Format)) return -EACCES;
+  if (writes && (node == Node::TracePipe || node == Node::Profile || node == Node::Format || node == Node::Hist))
+    return -EACCES;
   // `> FILE` (libfuse passes O_TRUNC to open: atomic_o_trunc): the truncation's meaning first.
   if ((fi->flags & O_TRUNC) != 0) {
     if (int failed = truncate_file(in, file->where.node); failed != 0) return failed;
@@ -344,6 +355,15 @@ int on_write(const char*, const char* data, size_t size, off_t, struct fuse_file
       if (!reply.error_log.empty()) {
         std::lock_guard lock(in.log_mutex);
         in.error_log += reply.error_log;
+      }
+      failed = -reply.error;
+      break;
+    }
+    case Node::Trigger: {
+      const ControlReply reply = in.core.call({Verb::SetTrigger, file.where.group + "/" + file.where.event + " " + value});
+      if (reply.error != 0 && !reply.text.empty()) {
+        std::lock_guard lock(in.log_mutex);
+        in.error_log += reply.text;
       }
       failed = -reply.error;
       break;

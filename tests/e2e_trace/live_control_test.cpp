@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -419,7 +420,7 @@ TEST_P(LiveControl, TheMountWithEchoAndCat) {
   const std::string definition = work_definition();
   EXPECT_EQ(shell(mnt, "echo '" + definition + "' >> uprobe_events").status, 0);
   EXPECT_EQ(shell(mnt, "cat uprobe_events").output, definition + "\n");
-  EXPECT_EQ(shell(mnt, "ls events/xprobe_live/work").output, "enable\nfilter\nformat\n");
+  EXPECT_EQ(shell(mnt, "ls events/xprobe_live/work").output, "enable\nfilter\nformat\nhist\ntrigger\n");
   EXPECT_EQ(shell(mnt, "cat events/xprobe_live/work/enable").output, "0\n");
   EXPECT_EQ(shell(mnt, "cat events/xprobe_live/work/filter").output, "none\n");
   // The format file is the kernel's for the same definition.
@@ -597,6 +598,70 @@ TEST_P(LiveControl, FilterFileOfTheMount) {
   EXPECT_EQ(run.finish(), untraced(2).exit_status) << run.diagnostics();
   const std::map<int, std::multiset<int>> expected{{1, {7, 100}}, {2, calls_from(0, 2)}};
   EXPECT_EQ(calls_by_phase(run.trace()), expected);
+}
+
+// A hist trigger written to the event's trigger file while tracing: the trigger file lists it
+// as the kernel does, the hist file is its table (each phase's 8 threads make 16 calls each
+// with the phase's number), and :pause, :cont, :clear and !hist act on it.
+TEST_P(LiveControl, TheMountsTriggerAndHistFiles) {
+  if (access("/dev/fuse", R_OK | W_OK) != 0) GTEST_SKIP() << "no /dev/fuse";
+  LiveRun run({"--engine", GetParam(), "--control", "MOUNT"});
+  ASSERT_EQ(run.program_line(), "ready\n") << run.diagnostics();
+  const std::string mnt = run.runtime_dir() + "/mnt";
+  ASSERT_TRUE(mounted(mnt)) << run.diagnostics();
+  EXPECT_EQ(shell(mnt, "echo '" + work_definition() + "' >> uprobe_events && echo 1 > events/xprobe_live/work/enable").status, 0);
+  const std::string dir = "events/xprobe_live/work/";
+  EXPECT_EQ(shell(mnt, "cat " + dir + "trigger").output,
+            "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist disable_hist hist\n");
+  EXPECT_EQ(shell(mnt, "echo 'hist:keys=phase' > " + dir + "trigger").status, 0);
+  EXPECT_EQ(shell(mnt, "cat " + dir + "trigger").output, "hist:keys=phase:vals=hitcount:sort=hitcount:size=2048 [active]\n");
+  ASSERT_EQ(run.phase(), 1);
+  ASSERT_EQ(run.phase(), 2);
+  std::string hist = shell(mnt, "cat " + dir + "hist").output;
+  EXPECT_NE(hist.find("{ phase:          1 } hitcount:        128\n{ phase:          2 } hitcount:        128\n"), std::string::npos)
+      << hist;
+  EXPECT_NE(hist.find("Totals:\n    Hits: 256\n    Entries: 2\n    Dropped: 0\n"), std::string::npos) << hist;
+  EXPECT_EQ(shell(mnt, "echo 'hist:keys=phase:pause' >> " + dir + "trigger && cat " + dir + "trigger").output,
+            "hist:keys=phase:vals=hitcount:sort=hitcount:size=2048 [paused]\n");
+  ASSERT_EQ(run.phase(), 3);
+  EXPECT_NE(shell(mnt, "cat " + dir + "hist").output.find("    Hits: 256\n"), std::string::npos);
+  EXPECT_EQ(shell(mnt, "echo 'hist:keys=phase:clear' >> " + dir + "trigger && echo 'hist:keys=phase:cont' >> " + dir + "trigger").status, 0);
+  ASSERT_EQ(run.phase(), 4);
+  hist = shell(mnt, "cat " + dir + "hist").output;
+  EXPECT_NE(hist.find("{ phase:          4 } hitcount:        128\n\nTotals:\n    Hits: 128\n"), std::string::npos) << hist;
+  // Refused: a second trigger like it, a bad one (its message in error_log), :cont of none.
+  EXPECT_NE(shell(mnt, "echo 'hist:keys=phase' >> " + dir + "trigger").status, 0);
+  EXPECT_NE(shell(mnt, "echo 'hist:keys=nosuch' >> " + dir + "trigger").status, 0);
+  EXPECT_NE(shell(mnt, "cat error_log").output.find("Couldn't find field: nosuch"), std::string::npos);
+  EXPECT_NE(shell(mnt, "echo 'hist:keys=call:cont' >> " + dir + "trigger").status, 0);
+  EXPECT_EQ(shell(mnt, "echo '!hist:keys=phase' >> " + dir + "trigger && cat " + dir + "hist").output, "");
+  ASSERT_EQ(run.phase(), 5);
+  EXPECT_EQ(run.finish(), untraced(5).exit_status) << run.diagnostics();
+  // Phase 5 ran without a trigger: its calls are events again.
+  expect_enabled_phases_only(calls_by_phase(run.trace()), {5}, 5);
+}
+
+// A source-level definition (DWARF: a function and its parameters by name) added live: it goes
+// in as the kernel-syntax definition it stands for, and its values are the program's own.
+TEST_P(LiveControl, SourceLevelDefinitionAddedLive) {
+  LiveRun run({"--engine", GetParam()});
+  ASSERT_EQ(run.program_line(), "ready\n") << run.diagnostics();
+  ASSERT_TRUE(run.connect_socket()) << run.diagnostics();
+  const Reply bad = run.request(fmt::format("add p:xprobe_live/bad {}:live_work nosuchvar", LIVE_CALLS_PATH));
+  EXPECT_EQ(bad.error, EINVAL);
+  EXPECT_NE(bad.text.find("nosuchvar"), std::string::npos) << bad.text;
+  const Reply added = run.request(fmt::format("add p:xprobe_live/work {}:live_work phase call", LIVE_CALLS_PATH));
+  ASSERT_TRUE(added.ok) << added.text;
+  const std::string listed = run.request("list").text;
+  EXPECT_EQ(listed.rfind(fmt::format("p:xprobe_live/work {}:0x", LIVE_CALLS_PATH), 0), 0u) << listed;
+  EXPECT_EQ(std::count(listed.begin(), listed.end(), '\n'), 1) << listed;
+  ASSERT_TRUE(run.request("enable xprobe_live/work").ok);
+  ASSERT_EQ(run.phase(), 1);
+  ASSERT_TRUE(run.request("disable xprobe_live/work").ok);
+  ASSERT_TRUE(run.request("remove xprobe_live/work").ok);
+  ASSERT_EQ(run.phase(), 2);
+  EXPECT_EQ(run.finish(), untraced(2).exit_status) << run.diagnostics();
+  expect_enabled_phases_only(calls_by_phase(run.trace()), {1}, 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, LiveControl, ::testing::Values("trap", "jump"));

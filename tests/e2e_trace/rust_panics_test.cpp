@@ -32,29 +32,6 @@ PanicsRecord parse_record(const std::string& output) {
   return r;
 }
 
-// RECORDED, MISSED, UNWOUND of the rows of `event` in the --summary table, summed.
-struct Row {
-  long long recorded = 0, missed = 0, unwound = 0;
-};
-Row summary_rows(const std::string& diagnostics, const std::string& event) {
-  Row row;
-  std::istringstream lines(diagnostics);
-  std::string line;
-  bool has_unwound = false;
-  while (std::getline(lines, line)) {
-    if (line.rfind("EVENT ", 0) == 0) has_unwound = line.find("UNWOUND") != std::string::npos;
-    if (line.rfind(event + " ", 0) != 0) continue;
-    std::istringstream fields(line.substr(event.size()));
-    long long recorded = 0, missed = 0, unwound = 0;
-    fields >> recorded >> missed;
-    if (has_unwound) fields >> unwound;
-    row.recorded += recorded;
-    row.missed += missed;
-    row.unwound += unwound;
-  }
-  return row;
-}
-
 class RustPanics : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RustPanics, PanicsUnwindThroughAProbedFunction) {
@@ -84,7 +61,7 @@ TEST_P(RustPanics, PanicsUnwindThroughAProbedFunction) {
   EXPECT_EQ(returns, record.returns) << run.diagnostics;
   EXPECT_EQ(result_sum, record.result_sum);
   EXPECT_EQ(wrong, 0) << "a return paired with another call";
-  const Row row = summary_rows(run.diagnostics, "rs/work_ret");
+  const SummaryCounts row = summary_counts(run.diagnostics, "rs/work_ret");
   EXPECT_EQ(row.recorded, returns);
   // Every panicked call's frame is given up; with --engine jump the uncaught thread's call
   // returns (it does not) to a site too short for a jump: counted as missed instead.
@@ -105,8 +82,8 @@ TEST_P(RustPanics, EveryFunctionOfTheCrateAndTheUnwinder) {
   EXPECT_EQ(run.program_output, untraced.output) << run.diagnostics;
   const PanicsRecord record = parse_record(untraced.output);
   // Each panic raises once (_Unwind_RaiseException) and resumes in each frame that cleans up.
-  EXPECT_GE(summary_rows(run.diagnostics, "rs/unwind").recorded, record.panicked) << run.diagnostics;
-  EXPECT_GE(summary_rows(run.diagnostics, "rs/any").recorded, record.calls) << run.diagnostics;
+  EXPECT_GE(summary_counts(run.diagnostics, "rs/unwind").recorded, record.panicked) << run.diagnostics;
+  EXPECT_GE(summary_counts(run.diagnostics, "rs/any").recorded, record.calls) << run.diagnostics;
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, RustPanics, ::testing::Values("trap", "jump"));

@@ -210,4 +210,31 @@ KernelRun run_under_kernel_uprobes(const std::vector<std::string>& definitions, 
   return run;
 }
 
+SummaryCounts summary_counts(const std::string& diagnostics, const std::string& event) {
+  SummaryCounts counts;
+  std::vector<std::string> columns;  // after EVENT, up to PROBE POINT
+  std::istringstream lines(diagnostics);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("ring records read: ", 0) == 0) counts.ring_records = std::stoll(line.substr(19));
+    if (line.rfind("EVENT ", 0) == 0) {
+      columns.clear();
+      std::istringstream words(line.substr(6));
+      for (std::string word; words >> word && word != "PROBE";) columns.push_back(word);
+      continue;
+    }
+    if (line.rfind(event + " ", 0) != 0) continue;
+    if (counts.recorded < 0) counts.recorded = counts.missed = counts.filtered = counts.unwound = 0;
+    std::istringstream words(line.substr(event.size()));
+    for (const std::string& column : columns) {
+      int64_t value = 0;
+      words >> value;
+      if (column == "RECORDED") counts.recorded += value;
+      if (column == "MISSED") counts.missed += value;
+      if (column == "FILTERED") counts.filtered += value;
+      if (column == "UNWOUND") counts.unwound += value;
+    }
+  }
+  return counts;
+}
+
 }  // namespace xprobe::testing

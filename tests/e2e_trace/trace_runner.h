@@ -62,4 +62,14 @@ std::string read_text_file(const std::string& path);
 std::vector<TraceEvent> events_named(const std::vector<TraceEvent>& events, const std::string& name);
 size_t count(const std::vector<TraceEvent>& events, const std::string& name);
 
+// From the --summary table: the rows of `event`, summed (a definition planted at several places
+// has a row for each), read by the header's column names (FILTERED and UNWOUND are only there
+// when some probe has them: absent, they count 0), and the "ring records read: N" line.
+// -1: no row of `event` (or no such line).
+struct SummaryCounts {
+  int64_t ring_records = -1;
+  int64_t recorded = -1, missed = -1, filtered = -1, unwound = -1;
+};
+SummaryCounts summary_counts(const std::string& diagnostics, const std::string& event);
+
 }  // namespace xprobe::testing

@@ -841,6 +841,15 @@ class TestTable {
   AgentTablePairReader reader_;
 };
 
+// The descriptor of `capture`'s probe whose agent folds every hit into `table` as `spec` says.
+std::vector<uint8_t> folding_descriptor(AgentHarness& harness, const AgentCapture& capture, const AgentAggregationSpec& spec,
+                                        const TestTable& table) {
+  const std::vector<AgentAggregationSpec> specs{spec};
+  const std::vector<uint64_t> tables{table.address()};
+  return agent_probe_descriptor(reinterpret_cast<uint64_t>(harness.ring()), 0, capture, 0, 0, {},
+                                agent_aggregations_block(specs, tables));
+}
+
 agent::AgentAggValue argument_part(uint8_t source, uint8_t argument, uint8_t size, bool is_signed) {
   agent::AgentAggValue part{};
   part.source = source;
@@ -954,10 +963,7 @@ TEST(AgentAggregation, AFullTableCountsTheHitsOfKeysWithoutRoom) {
   spec.keys = {argument_part(agent::kFilterArgumentValue, 0, 8, true)};
   TestTable table(4);
   AgentHarness harness(1 << 20);
-  const std::vector<AgentAggregationSpec> specs{spec};
-  const std::vector<uint64_t> tables{table.address()};
-  const std::vector<uint8_t> descriptor = agent_probe_descriptor(reinterpret_cast<uint64_t>(harness.ring()), 0, *capture, 0,
-                                                                 0, {}, agent_aggregations_block(specs, tables));
+  const std::vector<uint8_t> descriptor = folding_descriptor(harness, *capture, spec, table);
   for (int round = 0; round < 3; ++round) {
     for (uint64_t n = 0; n < 10; ++n) {
       uint64_t block[agent::kSavedRegisterWords] = {};
@@ -987,10 +993,7 @@ TEST(AgentAggregation, AHitWhoseKeyFaultedIsRecordedForTheTracer) {
   spec.max_entries = 16;
   TestTable table(16);
   AgentHarness harness(1 << 20);
-  const std::vector<AgentAggregationSpec> specs{spec};
-  const std::vector<uint64_t> tables{table.address()};
-  const std::vector<uint8_t> descriptor = agent_probe_descriptor(reinterpret_cast<uint64_t>(harness.ring()), 0, *capture, 0,
-                                                                 0, {}, agent_aggregations_block(specs, tables));
+  const std::vector<uint8_t> descriptor = folding_descriptor(harness, *capture, spec, table);
   uint64_t block[agent::kSavedRegisterWords] = {};
   block[reg("dx")] = 16;  // unmapped
   harness.hit(descriptor, block);
@@ -1017,10 +1020,7 @@ TEST(AgentAggregation, ThreadsRacingForNewKeysLoseNoHit) {
   spec.values = {argument_part(agent::kFilterArgumentValue, 1, 8, false)};
   TestTable table(256, {agent::kFoldSum});
   AgentHarness harness(1 << 20);
-  const std::vector<AgentAggregationSpec> specs{spec};
-  const std::vector<uint64_t> tables{table.address()};
-  const std::vector<uint8_t> descriptor = agent_probe_descriptor(reinterpret_cast<uint64_t>(harness.ring()), 0, *capture, 0,
-                                                                 0, {}, agent_aggregations_block(specs, tables));
+  const std::vector<uint8_t> descriptor = folding_descriptor(harness, *capture, spec, table);
   constexpr int kThreads = 4, kHits = 20000, kKeys = 100;
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
@@ -1059,10 +1059,7 @@ TEST(AgentAggregation, ReadsWhileThreadsFoldTakeEveryHitExactlyOnce) {
   spec.values = {argument_part(agent::kFilterArgumentValue, 1, 8, false)};
   TestTable table(64, {agent::kFoldSum});
   AgentHarness harness(1 << 20);
-  const std::vector<AgentAggregationSpec> specs{spec};
-  const std::vector<uint64_t> tables{table.address()};
-  const std::vector<uint8_t> descriptor = agent_probe_descriptor(reinterpret_cast<uint64_t>(harness.ring()), 0, *capture, 0,
-                                                                 0, {}, agent_aggregations_block(specs, tables));
+  const std::vector<uint8_t> descriptor = folding_descriptor(harness, *capture, spec, table);
   constexpr int kThreads = 3, kHits = 200000, kKeys = 8;
   std::atomic<int> running{kThreads};
   std::vector<std::thread> threads;
@@ -1120,10 +1117,7 @@ TEST(AgentAggregation, ATableWithAnAgentStillInItWaitsForTheNextRead) {
   spec.keys = {argument_part(agent::kFilterArgumentValue, 0, 8, true)};
   TestTable table(16);
   AgentHarness harness(1 << 20);
-  const std::vector<AgentAggregationSpec> specs{spec};
-  const std::vector<uint64_t> tables{table.address()};
-  const std::vector<uint8_t> descriptor = agent_probe_descriptor(reinterpret_cast<uint64_t>(harness.ring()), 0, *capture, 0,
-                                                                 0, {}, agent_aggregations_block(specs, tables));
+  const std::vector<uint8_t> descriptor = folding_descriptor(harness, *capture, spec, table);
   uint64_t block[agent::kSavedRegisterWords] = {};
   block[reg("di")] = 7;
   harness.hit(descriptor, block);  // into table 0

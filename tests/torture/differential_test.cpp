@@ -172,14 +172,18 @@ struct ProbeRun {
 // safety checker for the main executable stops xprobe before the program runs: the refused
 // definitions are dropped and the run repeated (at most 3 times); refusals of library probes
 // are reported while tracing goes on. Both are counted.
-ProbeRun traced_run(const Workload& workload, std::vector<std::string> definitions, int timeout_s) {
+ProbeRun traced_run(const Workload& workload, std::vector<std::string> definitions, int timeout_s,
+                    const std::vector<std::string>& options = {}) {
   ProbeRun result;
   for (result.attempts = 1; result.attempts <= 3; ++result.attempts) {
     std::string file_text;
     for (const auto& d : definitions) file_text += d + "\n";
     const std::string defs = temp_file(workload.name + ".defs", file_text);
     const std::string events = defs + ".events";
-    result.traced = run_workload(workload, {xprobe_path(), "trace", "--summary", "--format", "json", "-o", events, "-f", defs, "--"}, timeout_s);
+    std::vector<std::string> prefix{xprobe_path(), "trace", "--summary", "--format", "json", "-o", events, "-f", defs};
+    prefix.insert(prefix.end(), options.begin(), options.end());
+    prefix.push_back("--");
+    result.traced = run_workload(workload, prefix, timeout_s);
     result.diagnostics = split_stderr(result.traced.err);
     result.trace_text = read_file(events);
     const Refusals refusals = refusals_in(result.diagnostics.xprobe_lines, definitions);
@@ -253,19 +257,30 @@ struct Case {
   std::vector<std::string> definitions;
 };
 
-void run_case(const Case& c, int timeout_s) {
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// `slowdown_allowed`: the traced run's timeout as a multiple of `timeout_s` (0: the default);
+// `options` are added to `xprobe trace` (e.g. --engine trap).
+void run_case(const Case& c, int timeout_s, int slowdown_allowed = 0, const std::vector<std::string>& options = {}) {
+  const auto untraced_start = std::chrono::steady_clock::now();
   const WorkloadRun untraced = run_workload(c.workload, {}, timeout_s);
+  const double untraced_seconds = seconds_since(untraced_start);
   ASSERT_NE(untraced.status, -2) << c.workload.name << " timed out untraced";
   ASSERT_FALSE(c.definitions.empty()) << c.label;
   const auto start = std::chrono::steady_clock::now();
-  const ProbeRun traced = traced_run(c.workload, c.definitions, timeout_s * (full_run() ? 20 : 6));
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const int traced_timeout = timeout_s * (slowdown_allowed > 0 ? slowdown_allowed : full_run() ? 20 : 6);
+  const ProbeRun traced = traced_run(c.workload, c.definitions, traced_timeout, options);
+  const double seconds = seconds_since(start);
   expect_same_behaviour(c.workload, untraced, traced);
   EXPECT_GT(traced.hits, 0u) << c.label;
   const bool passed = !::testing::Test::HasFailure();
-  record_summary(c.label, fmt::format("probes={} hits={} misses={} refused={}{} time={:.1f}s {}", traced.probes,
-                                      traced.hits, traced.misses, traced.refused, describe_refusals(traced), seconds,
-                                      passed ? "PASS" : "FAIL"));
+  record_summary(c.label, fmt::format("probes={} hits={} misses={} refused={}{} time={:.1f}s untraced={:.1f}s "
+                                      "slowdown={:.1f}x {}",
+                                      traced.probes, traced.hits, traced.misses, traced.refused,
+                                      describe_refusals(traced), seconds, untraced_seconds,
+                                      seconds / std::max(untraced_seconds, 0.001), passed ? "PASS" : "FAIL"));
 }
 
 const std::string kLibc = "/lib/x86_64-linux-gnu/libc.so.6";
@@ -338,6 +353,71 @@ TEST(Differential, ZstdMultithreadedLibcProbes) {
   auto definitions = instruction_definitions("libc.so.6", kLibc, {"pthread_mutex_lock", "pthread_mutex_unlock"}, &boundaries);
   for (auto& d : every_function_definitions("libc.so.6", kLibc, full_run() ? 0 : 200)) definitions.push_back(d);
   run_case({"zstd-T4/libc-every-function+mutex-insns", zstd_workload(full_run() ? 200000 : 20000), definitions}, 30);
+}
+
+// CPython's own regression tests under xprobe (Debian's libpython3.11-testsuite): the same tests
+// pass, fail and skip traced as untraced (tests/torture/programs/cpython_suite.py writes one
+// outcome per test). The selection passes untraced on Debian 12 and needs no network; it leaves
+// out modules that take minutes (test_asyncio, test_socket, test_concurrent_futures,
+// test_multiprocessing_*, test_io, test_selectors, test_statistics) and test_decimal, whose
+// tests need regrtest's own runner. `./run torture` runs all of it; CI the first modules.
+const std::vector<std::string> kCpythonModules{
+    "test_bisect", "test_heapq", "test_operator", "test_base64", "test_textwrap", "test_json", "test_struct",
+    "test_copy", "test_re", "test_pickle", "test_threading", "test_signal", "test_subprocess", "test_ctypes",
+    "test_unicode", "test_collections", "test_itertools", "test_functools", "test_string", "test_math",
+    "test_fractions", "test_datetime", "test_enum", "test_dataclasses", "test_typing", "test_hashlib",
+    "test_zlib", "test_gzip", "test_csv", "test_difflib", "test_shlex", "test_glob", "test_fnmatch",
+    "test_tempfile", "test_queue", "test_sched", "test_contextlib", "test_abc", "test_sort", "test_set",
+    "test_dict", "test_list", "test_tuple", "test_float", "test_int", "test_bytes", "test_array",
+    "test_binascii", "test_random", "test_exceptions", "test_generators", "test_coroutines", "test_with",
+    "test_scope", "test_class", "test_select", "test_os"};
+constexpr size_t kCpythonCiModules = 3;  // test_bisect, test_heapq, test_operator: 0.6 s untraced
+const std::string kCpythonSuiteDriver = std::string(TORTURE_SOURCE_DIR) + "/programs/cpython_suite.py";
+
+bool have_cpython_tests() { return have(kPython) && have("/usr/lib/python3.11/test/test_bisect.py"); }
+
+Workload cpython_suite_workload() {
+  Workload w;
+  w.name = "cpython-tests";
+  w.argv = {kPython, "cpython_suite.py", "outcomes.txt"};
+  const size_t modules = full_run() ? kCpythonModules.size() : kCpythonCiModules;
+  w.argv.insert(w.argv.end(), kCpythonModules.begin(), kCpythonModules.begin() + static_cast<long>(modules));
+  w.env = {{"PYTHONHASHSEED", "0"}, {"PYTHONDONTWRITEBYTECODE", "1"}, {"PYTHONNOUSERSITE", "1"}};
+  w.inputs["cpython_suite.py"] = read_file(kCpythonSuiteDriver);
+  w.outputs = {"outcomes.txt"};
+  return w;
+}
+
+// Their hot functions (`perf record` of the selection): every instruction boundary of each.
+const std::vector<std::string> kCpythonHotFunctions{
+    "PyObject_GetAttr", "PyLong_FromLong", "PyTuple_New", "PyDict_SetItem", "PyObject_RichCompare",
+    "PyUnicode_FromStringAndSize", "PyObject_Hash", "PyList_Append", "PyObject_IsTrue", "PyNumber_Add",
+    "PyDict_GetItemWithError", "PyObject_GetItem", "PyObject_SetAttr", "PyLong_AsLong", "PyType_IsSubtype",
+    "PyObject_Str", "PyObject_Repr", "PyUnicode_Concat", "PyObject_Malloc", "PyObject_Free"};
+
+TEST(CPythonSuite, EveryFunctionAtEntryAndReturn) {
+  if (!have_cpython_tests()) GTEST_SKIP() << "libpython3.11-testsuite not installed";
+  run_case({"cpython-tests/every-function-jump", cpython_suite_workload(),
+            every_function_definitions(kPython, kPython, full_run() ? 0 : 10)},
+           120, 60);
+}
+
+// These two take minutes even on CI's three modules (every hit a ptrace stop): `./run torture` only.
+TEST(CPythonSuite, BreakpointsOnSampledFunctions) {
+  if (!have_cpython_tests()) GTEST_SKIP() << "libpython3.11-testsuite not installed";
+  if (!full_run()) GTEST_SKIP() << "./run torture runs it (XPROBE_TORTURE_FULL=1)";
+  run_case({"cpython-tests/500-functions-trap", cpython_suite_workload(),
+            every_function_definitions(kPython, kPython, 500)},
+           120, 200, {"--engine", "trap"});
+}
+
+TEST(CPythonSuite, EveryInstructionOfHotFunctions) {
+  if (!have_cpython_tests()) GTEST_SKIP() << "libpython3.11-testsuite not installed";
+  if (!full_run()) GTEST_SKIP() << "./run torture runs it (XPROBE_TORTURE_FULL=1)";
+  size_t boundaries = 0;
+  auto definitions = instruction_definitions(kPython, kPython, kCpythonHotFunctions, &boundaries);
+  EXPECT_GT(boundaries, 500u);
+  run_case({"cpython-tests/hot-function-instructions", cpython_suite_workload(), definitions}, 120, 60);
 }
 
 // Attach to the running multi-threaded workload, trace for a random while, detach (SIGINT),

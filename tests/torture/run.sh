@@ -11,7 +11,7 @@ FILTER=${1:-*}
 
 # The workloads' programs (Debian packages). Nothing else is installed.
 missing=()
-for p in sqlite3 zstd xz-utils gzip python3; do
+for p in sqlite3 zstd xz-utils gzip python3 libpython3.11-testsuite; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then

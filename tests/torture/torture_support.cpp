@@ -174,10 +174,10 @@ WorkloadRun run_command(const std::vector<std::string>& argv, int timeout_s, con
 
 XprobeStderr split_stderr(const std::string& err) {
   XprobeStderr split;
-  // RECORDED and MISSED apart; hits are their sum.
-  static const std::regex header(R"(^EVENT +RECORDED +MISSED +PROBE POINT$)");
-  static const std::regex row(R"(^(\S+) +(\d+) +(\d+)  (.*)$)");
-  static const std::regex total(R"(^total +(\d+) +(\d+)$)");
+  // RECORDED and MISSED apart; hits are their sum. UNWOUND (calls given up) is not a hit.
+  static const std::regex header(R"(^EVENT +RECORDED +MISSED +(UNWOUND +)?PROBE POINT$)");
+  static const std::regex row(R"(^(\S+) +(\d+) +(\d+)(?: +\d+)?  (.*)$)");
+  static const std::regex total(R"(^total +(\d+) +(\d+)(?: +\d+)?$)");
   static const std::regex dropped(R"(^dropped events: (\d+)$)");
   std::istringstream lines(err);
   std::string line;

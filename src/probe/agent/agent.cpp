@@ -702,7 +702,30 @@ void record(const AgentProbe& probe, uint32_t first_op, const uint64_t* register
 }
 
 // The thread's frame stack; with `claim`, a free slot becomes its own. Null when none is free.
-AgentThread* find_thread(AgentReturnState& state, uint64_t tid, bool claim) {
+// A thread's slot is freed by the tracer when the thread exits. With no tracer (xprobe was
+// SIGKILLed) the slots of exited threads stay taken: a program that keeps making threads would
+// fill the table, and every later hit would walk all of it for nothing. When no slot is free,
+// the first few slots of the chain whose thread is gone (tgkill with signal 0: ESRCH) are taken
+// over. Only a table full of threads is ever asked, so a traced program never pays for it.
+inline constexpr uint32_t kReclaimTries = 8;
+inline constexpr long kNoSuchProcess = -3;  // -ESRCH
+
+AgentThread* reclaim_slot_of_exited_thread(AgentReturnState& state, uint64_t tid, long pid) {
+  uint32_t at = thread_slot_hash(tid);
+  for (uint32_t n = 0; n < kReclaimTries; ++n, at = (at + 1) & (kThreadSlots - 1)) {
+    AgentThread& slot = state.threads[at];
+    uint64_t owner = load_acquire(&slot.tid);
+    if (owner == 0 || owner == kFreedThread || (owner & kGoroutineKey) != 0) continue;
+    if (syscall6(kSysTgkill, pid, static_cast<long>(owner), 0, 0, 0, 0) != kNoSuchProcess) continue;
+    if (__atomic_compare_exchange_n(&slot.tid, &owner, tid, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      slot.depth = 0;
+      return &slot;
+    }
+  }
+  return nullptr;
+}
+
+AgentThread* find_thread(AgentReturnState& state, uint64_t tid, bool claim, long pid = 0) {
   const uint32_t start = thread_slot_hash(tid);
   uint32_t at = start;
   for (uint32_t n = 0; n < kThreadSlots; ++n, at = (at + 1) & (kThreadSlots - 1)) {
@@ -722,7 +745,7 @@ AgentThread* find_thread(AgentReturnState& state, uint64_t tid, bool claim) {
       return &slot;
     }
   }
-  return nullptr;
+  return (tid & kGoroutineKey) == 0 && pid != 0 ? reclaim_slot_of_exited_thread(state, tid, pid) : nullptr;
 }
 
 void count_discarded(AgentReturnState& state, const AgentFrame& frame) {
@@ -786,7 +809,7 @@ void return_entry(const AgentProbe& probe, const uint64_t* registers) {
   AgentProbeCounters& counters = state->counters[probe.probe_index];
   const uint64_t tid = current_tid();
   const FrameOwner owner = owner_of(*state, probe, tid, registers);
-  AgentThread* thread = find_thread(*state, owner.key, true);
+  AgentThread* thread = find_thread(*state, owner.key, true, pid_of(probe));
   if (thread == nullptr) {
     __atomic_fetch_add(&counters.missed, 1, __ATOMIC_RELAXED);
     return;
@@ -821,7 +844,7 @@ void return_entry(const AgentProbe& probe, const uint64_t* registers) {
   }
   ++thread->depth;
   if (site == 0) {
-    AgentThread* requester = owner.key == tid ? thread : find_thread(*state, tid, true);
+    AgentThread* requester = owner.key == tid ? thread : find_thread(*state, tid, true, pid_of(probe));
     ask_for_site(*state, requester, return_address, tid, pid_of(probe));
     // Asked with the signal, the tracer has planted the site by now.
     if (find_site(state->sites, return_address) != 0) thread->frames[thread->depth - 1].flags = 0;

@@ -271,6 +271,7 @@ void HistTable::add(const EventRecord& record, bool is_return) {
 }
 
 void HistTable::add_aggregated(const probe::AggregationUpdate& update) {
+  if (spec_.paused) return;  // a live :pause (the tables were taken just before it)
   dropped_ += update.dropped;
   for (const probe::AggregatedEntry& aggregated : update.entries) {
     std::vector<KeyPart> key;
