@@ -4,6 +4,9 @@
 // the functions being the function symbols (aliases counted once; a stripped library has its
 // exported ones only) and then, for all code with unwind information, those plus every FDE's
 // range in .eh_frame (internal functions too); refusals are counted by the reason's first words.
+// The jump engine's share: the function entries and return sites (the instruction after a
+// BL/BLR) its planner accepts (arch/arm64/probe_support/jump_patch.h), given each function's
+// bytes and the other functions' starts as the places its jumps may leave for.
 //
 // usage: arm64_probe_paths FILE...
 #include <cstdio>
@@ -12,6 +15,7 @@
 #include <string>
 
 #include "arch/arm64/probe_support/execution_plan.h"
+#include "arch/arm64/probe_support/jump_patch.h"
 #include "arch/probe_point_check.h"
 #include "elf/elf_file.h"
 #include "elf/exception_tables.h"
@@ -30,7 +34,8 @@ double percent(uint64_t part, uint64_t whole) { return whole == 0 ? 0.0 : 100.0 
 
 struct Counts {
   uint64_t functions = 0, boundaries = 0, accepted = 0, simulated = 0, out_of_line = 0, plan_refused = 0;
-  std::map<std::string, uint64_t> checker_refusals, plan_refusals;
+  uint64_t entry_jumps = 0, return_sites = 0, return_site_jumps = 0;
+  std::map<std::string, uint64_t> checker_refusals, plan_refusals, jump_refusals;
 };
 
 // `ranges`: function start -> end (exclusive), link-time addresses.
@@ -41,6 +46,27 @@ Counts classify(const elf::ElfFile& elf, const std::map<uint64_t, uint64_t>& ran
     if (!found || found->size() < 4) continue;
     const std::span<const uint8_t> bytes = *found;
     ++counts.functions;
+    arch::JumpPatchFunction function;
+    function.code = arch::CodeRange{bytes.subspan(0, bytes.size() & ~size_t{3}), start};
+    function.foreign = [&](uint64_t target) {
+      return arch::ForeignTarget{ranges.count(target) ? arch::ForeignCode::FunctionStart : arch::ForeignCode::Unknown, {}};
+    };
+    auto count_jump = [&](uint64_t address, arch::JumpPatchPlace place, uint64_t& accepted) {
+      auto jump = arch::arm64::plan_jump_patch(function, address, place);
+      if (jump) ++accepted;
+      else {
+        const std::string& why = jump.error().message;  // "displaced instruction at 0x...: REASON"
+        const auto colon = why.find(": ");
+        ++counts.jump_refusals[reason_head(colon == std::string::npos ? why : why.substr(colon + 2))];
+      }
+    };
+    count_jump(start, arch::JumpPatchPlace::FunctionEntry, counts.entry_jumps);
+    for (uint64_t offset = 4; offset + 4 <= bytes.size(); offset += 4) {
+      const auto before = insn::arm64::decode(bytes.subspan(offset - 4, 4), start + offset - 4).value();
+      if (before.cls != insn::arm64::InsnClass::Bl && before.cls != insn::arm64::InsnClass::Blr) continue;
+      ++counts.return_sites;
+      count_jump(start + offset, arch::JumpPatchPlace::ReturnSite, counts.return_site_jumps);
+    }
     for (uint64_t offset = 0; offset + 4 <= bytes.size(); offset += 4) {
       ++counts.boundaries;
       const uint64_t address = start + offset;
@@ -79,6 +105,14 @@ void print(const std::string& what, const Counts& c) {
     std::printf("        %-58s %llu\n", reason.c_str(), static_cast<unsigned long long>(count));
   line("refused by the checker", c.boundaries - c.accepted);
   for (const auto& [reason, count] : c.checker_refusals)
+    std::printf("        %-58s %llu\n", reason.c_str(), static_cast<unsigned long long>(count));
+  line("jumps: entries, return sites", c.entry_jumps + c.return_site_jumps);
+  std::printf("  function entries that can be jumps  %llu of %llu (%.2f%%)\n", static_cast<unsigned long long>(c.entry_jumps),
+              static_cast<unsigned long long>(c.functions), percent(c.entry_jumps, c.functions));
+  std::printf("  return sites that can be jumps      %llu of %llu (%.2f%%)\n",
+              static_cast<unsigned long long>(c.return_site_jumps), static_cast<unsigned long long>(c.return_sites),
+              percent(c.return_site_jumps, c.return_sites));
+  for (const auto& [reason, count] : c.jump_refusals)
     std::printf("        %-58s %llu\n", reason.c_str(), static_cast<unsigned long long>(count));
 }
 

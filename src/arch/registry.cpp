@@ -10,6 +10,7 @@
 #include "arch/x86/probe_support/x86_probe_arch.h"
 #elif defined(__aarch64__)
 #include "arch/arm64/host/arm64_syscall_abi.h"
+#include "arch/arm64/probe_support/arm64_jump_arch.h"
 #include "arch/arm64/probe_support/arm64_probe_arch.h"
 #endif
 
@@ -53,7 +54,8 @@ Result<const ProbeArch*> probe_arch(insn::Arch arch) {
 }
 
 Result<const JumpArch*> jump_arch(insn::Arch arch) {
-  return make_error(fmt::format("the jump engine of an arm64 xprobe does not handle {} code yet", insn::arch_name(arch)));
+  if (arch == insn::Arch::AArch64) return &arm64::aarch64_jump_arch();
+  return make_error(fmt::format("the jump engine of an arm64 xprobe does not handle {} code", insn::arch_name(arch)));
 }
 
 insn::Arch host_arch() { return insn::Arch::AArch64; }

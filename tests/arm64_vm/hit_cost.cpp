@@ -1,10 +1,10 @@
 // Issue 12's per-hit costs, measured inside the AArch64 VM side by side in one run: the
-// kernel's own uprobes, xprobe's breakpoint engine through its library API (the trap engine
-// alone: no fetch programs, no event formatting) and the `xprobe trace` command given the
-// kernel's definitions unchanged (events formatted into a file), on the same workload
-// (bench/workload/work_bench.c, cross-built): an entry probe on work(a, b), entry and return,
-// and a string argument of work_str(s). The jump engine has no AArch64 back end yet. Each
-// case runs the workload's timed loop; per hit = loop time / calls (untraced shown too).
+// kernel's own uprobes and the `xprobe trace` command given the kernel's definitions
+// unchanged (events formatted into a file), once with --engine trap
+// (breakpoints) and once with --engine jump (a B to a trampoline and the in-process agent), on
+// the same workload (bench/workload/work_bench.c, cross-built): an entry probe on work(a, b),
+// entry and return, and a string argument of work_str(s). Each case runs the workload's timed
+// loop; per hit = loop time / calls (untraced shown too).
 //
 // usage (inside the VM): arm64_hit_cost WORK_BENCH CALLS XPROBE
 #include <fcntl.h>
@@ -21,8 +21,6 @@
 
 #include "elf/elf_file.h"
 #include "kernel_tracefs.h"
-#include "probe/engine/trap_engine.h"
-#include "target/process.h"
 
 namespace {
 
@@ -63,41 +61,6 @@ uint64_t link_address(const elf::ElfFile& file, const char* name) {
   return found.empty() ? 0 : found[0]->address;
 }
 
-// The trap engine with an entry probe (and a return probe, and a string read) on `function`.
-long run_trap_engine(const std::vector<std::string>& argv, const std::string& timing, uint64_t link,
-                     bool position_independent, bool with_return, bool read_string) {
-  auto process = target::Process::launch(argv);
-  if (!process) return -1;
-  probe::engine::TrapEngine engine(**process);
-  auto maps = (*process)->maps();
-  uint64_t base = 0;
-  for (const auto& entry : *maps) {
-    if (entry.path == argv[0] && entry.offset == 0) {
-      base = entry.start;
-      break;
-    }
-  }
-  uint64_t fetched = 0;
-  probe::engine::ProbeSpec entry;
-  entry.address = position_independent ? base + link : link;
-  entry.on_hit = [&](const probe::engine::HitContext& hit) {
-    if (!read_string) return;
-    uint8_t text[64];
-    if (hit.memory.read(hit.registers.raw.regs[0], text)) ++fetched;
-  };
-  if (!engine.add_probe(entry)) return -1;
-  if (with_return) {
-    probe::engine::ProbeSpec ret;
-    ret.address = entry.address;
-    ret.is_return = true;
-    ret.on_return = [&](const probe::engine::ReturnContext&) {};
-    if (!engine.add_probe(ret)) return -1;
-  }
-  auto result = engine.run();
-  if (!result || result->end != probe::engine::RunEnd::Exited || result->exit_status != 0) return -1;
-  return loop_ns_of(timing);
-}
-
 long run_kernel(const std::vector<std::string>& argv, const std::string& timing, testing::KernelTracefs& tracefs,
                 const std::vector<std::string>& definitions) {
   for (const auto& definition : definitions) {
@@ -125,9 +88,9 @@ long run_kernel(const std::vector<std::string>& argv, const std::string& timing,
 }
 
 // `xprobe trace` with `definitions` (the kernel's, unchanged), events written to a file.
-long run_xprobe_command(const std::string& xprobe, const std::vector<std::string>& argv, const std::string& timing,
-                        const std::vector<std::string>& definitions) {
-  std::vector<std::string> command = {xprobe, "trace", "-o", "/tmp/arm64_hit_cost.events"};
+long run_xprobe_command(const std::string& xprobe, const char* engine, const std::vector<std::string>& argv,
+                        const std::string& timing, const std::vector<std::string>& definitions) {
+  std::vector<std::string> command = {xprobe, "trace", "--engine", engine, "-o", "/tmp/arm64_hit_cost.events"};
   for (const auto& definition : definitions) command.insert(command.end(), {"-e", definition});
   command.push_back("--");
   command.insert(command.end(), argv.begin(), argv.end());
@@ -172,29 +135,27 @@ int main(int argc, char** argv) {
     const char* name;
     bool str;
     std::vector<std::string> kernel;
-    bool with_return;
   };
   const std::vector<Case> cases = {
-      {"entry", false, {"p:costs/entry " + at_work + " a=%x0 b=%x1"}, false},
-      {"entry+return", false, {"p:costs/entry " + at_work + " a=%x0 b=%x1", "r:costs/ret " + at_work + " rv=%x0"}, true},
-      {"string", true, {"p:costs/str " + at_work_str + " s=+0(%x0):string"}, false},
+      {"entry", false, {"p:costs/entry " + at_work + " a=%x0 b=%x1"}},
+      {"entry+return", false, {"p:costs/entry " + at_work + " a=%x0 b=%x1", "r:costs/ret " + at_work + " rv=%x0"}},
+      {"string", true, {"p:costs/str " + at_work_str + " s=+0(%x0):string"}},
   };
-  std::printf("%-14s %14s %14s %14s %14s %10s %10s\n", "ns/hit", "untraced", "kernel uprobe", "trap engine", "xprobe trace",
-              "trap/kern", "trace/kern");
+  std::printf("%-14s %10s %10s %10s %10s %10s %10s\n", "ns/hit", "untraced", "kernel", "xp trap", "xp jump", "trap/kern",
+              "jump/kern");
   int status = 0;
   for (const Case& c : cases) {
     const auto args = workload(bench, calls, c.str, timing);
     const long untraced = run_untraced(args, timing);
     const long kernel = run_kernel(args, timing, *tracefs, c.kernel);
-    const uint64_t link = link_address(*file, c.str ? "work_str" : "work");
-    const long trap = run_trap_engine(args, timing, link, file->position_independent(), c.with_return, c.str);
-    const long command = run_xprobe_command(xprobe_path, args, timing, c.kernel);
-    if (untraced < 0 || kernel < 0 || trap < 0 || command < 0) status = 1;
+    const long command = run_xprobe_command(xprobe_path, "trap", args, timing, c.kernel);
+    const long jump = run_xprobe_command(xprobe_path, "jump", args, timing, c.kernel);
+    if (untraced < 0 || kernel < 0 || command < 0 || jump < 0) status = 1;
     const double per = static_cast<double>(calls);
     auto per_hit = [&](long ns) { return static_cast<double>(ns) / per; };
     auto ratio = [&](long ns) { return kernel > 0 ? static_cast<double>(ns) / static_cast<double>(kernel) : 0.0; };
-    std::printf("%-14s %14.0f %14.0f %14.0f %14.0f %9.2fx %9.2fx\n", c.name, per_hit(untraced), per_hit(kernel),
-                per_hit(trap), per_hit(command), ratio(trap), ratio(command));
+    std::printf("%-14s %10.0f %10.0f %10.0f %10.0f %9.2fx %9.2fx\n", c.name, per_hit(untraced), per_hit(kernel),
+                per_hit(command), per_hit(jump), ratio(command), ratio(jump));
   }
   return status;
 }

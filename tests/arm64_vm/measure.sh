@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue 12's per-hit costs inside the AArch64 VM: the kernel's uprobes next to xprobe's
-# breakpoint engine (its library API, and the xprobe command) on the same workload, in one run
+# Issue 12's per-hit costs inside the AArch64 VM: the kernel's uprobes next to `xprobe trace`
+# with its breakpoint engine and with its jump engine on the same workload, in one run
 # (hit_cost.cpp says what is measured).
 # usage: tests/arm64_vm/measure.sh [CALLS]    (after ./run test-arm64 has built build-arm64)
 set -euo pipefail

@@ -65,7 +65,8 @@ std::vector<std::string> with_e(const std::vector<std::string>& definitions) {
 // (but for the fields of `kernel_only`, EVENT/FIELD, which the kernel's own probing changes).
 // Returns xprobe's run.
 TracedRun expect_same_as_the_kernel(const std::vector<std::string>& definitions, const std::vector<std::string>& command,
-                                    size_t expected_events, const std::set<std::string>& kernel_only = {}) {
+                                    size_t expected_events, const std::set<std::string>& kernel_only = {},
+                                    const std::vector<std::string>& xprobe_options = {}) {
   TracedRun xprobe;
   for (const auto& d : definitions) EXPECT_EQ(d.find(":0x0 "), std::string::npos) << "symbol not found: " << d;
   const RunResult untraced = run_untraced(command);
@@ -76,7 +77,9 @@ TracedRun expect_same_as_the_kernel(const std::vector<std::string>& definitions,
   EXPECT_EQ(kernel.events.size(), expected_events) << "kernel events";
   if (kernel.events.size() != expected_events) return xprobe;
 
-  xprobe = run_xprobe(with_e(definitions), command);
+  std::vector<std::string> args = xprobe_options;
+  for (const auto& d : with_e(definitions)) args.push_back(d);
+  xprobe = run_xprobe(args, command);
   EXPECT_EQ(xprobe.program_output, untraced.output);
   EXPECT_EQ(xprobe.xprobe_status, untraced.exit_status) << xprobe.diagnostics;
   EXPECT_EQ(xprobe.events.size(), kernel.events.size()) << xprobe.trace_text << xprobe.diagnostics;
@@ -120,11 +123,16 @@ std::string at(const std::string& binary, const std::string& symbol, uint64_t pl
 
 // Every general register, sp and pc at an entry, in the middle of a function and at a return,
 // under the kernel's uprobes and under xprobe: the same values, event by event.
-TEST(Arm64Trace, EveryRegisterAsTheKernelSeesIt) {
-  const std::string bin = STACK_ARGS_PATH;
+std::string every_register() {
   std::string registers;
   for (int r = 0; r <= 30; ++r) registers += fmt::format(" x{0}=%x{0}:x64", r);
-  registers += " sp=%sp:x64 pc=%pc:x64";
+  return registers + " sp=%sp:x64 pc=%pc:x64";
+}
+
+// With breakpoints (--engine trap); Arm64Jump.* below has the jump engine's.
+TEST(Arm64Trace, EveryRegisterAsTheKernelSeesIt) {
+  const std::string bin = STACK_ARGS_PATH;
+  const std::string registers = every_register();
   NoRandomization fixed_layout;
   // The kernel's return probe hijacks x30 at the entry (its uretprobe trampoline, in the
   // [uprobes] page, is where the function returns); xprobe never writes x30: after the entry
@@ -133,7 +141,7 @@ TEST(Arm64Trace, EveryRegisterAsTheKernelSeesIt) {
       expect_same_as_the_kernel({fmt::format("p:xpt_oracle/entry {}{}", at(bin, "ten_args"), registers),
                                  fmt::format("p:xpt_oracle/mid {}{}", at(bin, "ten_args", 8), registers),
                                  fmt::format("r:xpt_oracle/exit {}{}", at(bin, "ten_args"), registers)},
-                                {bin, "3"}, 9, {"mid/x30", "exit/x30"});
+                                {bin, "3"}, 9, {"mid/x30", "exit/x30"}, {"--engine", "trap"});
   ASSERT_EQ(xprobe.events.size(), 9u);
   for (size_t call = 0; call < 3; ++call) {
     EXPECT_EQ(xprobe.events[call * 3 + 1].arg("x30"), xprobe.events[call * 3].arg("x30"));
@@ -144,7 +152,7 @@ TEST(Arm64Trace, EveryRegisterAsTheKernelSeesIt) {
 // Memory, strings, bitfields, arrays, stack slots, faults and return values: the kernel's
 // fetch arguments on arm64 (no $argN there: the kernel has it for kprobes only; no :char,
 // which the VM's 6.1 kernel predates).
-TEST(Arm64Trace, FetchArgumentsAsTheKernelFetchesThem) {
+void expect_fetch_arguments_as_the_kernel(const std::vector<std::string>& engine) {
   const std::string fetchargs = FETCHARGS_PATH;
   expect_same_as_the_kernel(
       {fmt::format("p:xpt_oracle/many {} a=%x0:s64 b=%x1:x32 c=%x2:u16 h=%x7:x64 who=$comm", at(fetchargs, "many_args")),
@@ -155,13 +163,15 @@ TEST(Arm64Trace, FetchArgumentsAsTheKernelFetchesThem) {
                    at(fetchargs, "take_string")),
        fmt::format("p:xpt_oracle/bad {} s=+0(%x0):string n=+0(%x0):u64", at(fetchargs, "keep_pointer")),
        fmt::format("r:xpt_oracle/ret {} ret=$retval:s64 x0=%x0:s64", at(fetchargs, "recurse"))},
-      {fetchargs, "4"}, 4u * (1 + 1 + 1 + 1 + 5));
+      {fetchargs, "4"}, 4u * (1 + 1 + 1 + 1 + 5), {}, engine);
   const std::string stack_args = STACK_ARGS_PATH;
   expect_same_as_the_kernel({fmt::format("p:xpt_oracle/ten {} i=$stack0:s64 j=$stack1:s64 i8=+0(%sp):s64 "
                                          "j8=+8(%sp):s64 x8=%x8:s64",
                                          at(stack_args, "ten_args"))},
-                            {stack_args, "3"}, 3);
+                            {stack_args, "3"}, 3, {}, engine);
 }
+
+TEST(Arm64Trace, FetchArgumentsAsTheKernelFetchesThem) { expect_fetch_arguments_as_the_kernel({"--engine", "trap"}); }
 
 // AAPCS64 by hand: $arg1..$arg8 in x0..x7, $arg9 and $arg10 on the stack at sp ($stack0,
 // $stack1), the return address in x30 at entry, pc the probed address.
@@ -226,8 +236,8 @@ TEST(Arm64Trace, StructsStringsGlobalsAndSymbolsByHand) {
   }
 }
 
-TEST(Arm64Trace, ReturnProbesUnderRecursion) {
-  auto run = run_xprobe({"-e", "p:t/in recurse depth=$arg1:s64", "-e", "r:t/out recurse ret=$retval:s64 depth=$arg1:s64"},
+void expect_return_probes_under_recursion(const std::string& engine) {
+  auto run = run_xprobe({"--engine", engine, "-e", "p:t/in recurse depth=$arg1:s64", "-e", "r:t/out recurse ret=$retval:s64 depth=$arg1:s64"},
                         {FETCHARGS_PATH, "3"});
   EXPECT_EQ(run.xprobe_status, run_untraced({FETCHARGS_PATH, "3"}).exit_status) << run.diagnostics;
   auto in = events_named(run.events, "in");
@@ -250,20 +260,43 @@ TEST(Arm64Trace, ReturnProbesUnderRecursion) {
     }
 }
 
+TEST(Arm64Trace, ReturnProbesUnderRecursion) { expect_return_probes_under_recursion("trap"); }
+
 TEST(Arm64Trace, MisalignedAndJumpOnlyProbesAreRefusedClearly) {
   auto misaligned = run_xprobe({"-e", "p:t/odd many_args+2"}, {FETCHARGS_PATH, "1"});
   EXPECT_EQ(misaligned.xprobe_status, 1);
   EXPECT_NE(misaligned.diagnostics.find("not a multiple of 4"), std::string::npos) << misaligned.diagnostics;
   EXPECT_TRUE(misaligned.program_output.empty());  // the program never ran
-  // No AArch64 jump engine yet: --engine jump says so, --engine auto uses breakpoints.
-  auto jump = run_xprobe({"--engine", "jump", "-e", "p:t/many many_args a=%x0:s64"}, {FETCHARGS_PATH, "1"});
+  // The jump engine takes entries and return sites; a mid-function probe stays a breakpoint
+  // (--engine auto) or is refused with the reason (--engine jump).
+  auto jump = run_xprobe({"--engine", "jump", "-e", "p:t/mid many_args+8 a=%x0:s64"}, {FETCHARGS_PATH, "1"});
   EXPECT_NE(jump.xprobe_status, 0);
   EXPECT_NE(jump.diagnostics.find("cannot be jump-optimized"), std::string::npos) << jump.diagnostics;
-  EXPECT_NE(jump.diagnostics.find("aarch64"), std::string::npos) << jump.diagnostics;
-  auto automatic = run_xprobe({"--engine", "auto", "-e", "p:t/many many_args a=%x0:s64"}, {FETCHARGS_PATH, "2"});
+  EXPECT_NE(jump.diagnostics.find("first instruction"), std::string::npos) << jump.diagnostics;
+  auto automatic = run_xprobe({"--engine", "auto", "-e", "p:t/mid many_args+8 a=%x0:s64"}, {FETCHARGS_PATH, "2"});
   EXPECT_EQ(automatic.xprobe_status, run_untraced({FETCHARGS_PATH, "2"}).exit_status) << automatic.diagnostics;
-  EXPECT_EQ(count(automatic.events, "many"), 2u) << automatic.diagnostics;
+  EXPECT_EQ(count(automatic.events, "mid"), 2u) << automatic.diagnostics;
 }
+
+// The jump engine (--engine jump: every probe a B to a trampoline, or xprobe refuses to
+// start): the registers at an entry and a return, and every fetch-argument kind, as the
+// kernel's uprobes see them.
+TEST(Arm64Jump, EntryAndReturnRegistersAsTheKernelSeesThem) {
+  const std::string bin = STACK_ARGS_PATH;
+  const std::string registers = every_register();
+  NoRandomization fixed_layout;
+  const TracedRun xprobe =
+      expect_same_as_the_kernel({fmt::format("p:xpt_oracle/entry {}{}", at(bin, "ten_args"), registers),
+                                 fmt::format("r:xpt_oracle/exit {}{}", at(bin, "ten_args"), registers)},
+                                {bin, "3"}, 6, {"exit/x30"}, {"--engine", "jump"});
+  ASSERT_EQ(xprobe.events.size(), 6u);
+  for (size_t call = 0; call < 3; ++call)
+    EXPECT_EQ(xprobe.events[call * 2 + 1].arg("x30"), xprobe.events[call * 2].arg("x30"));
+}
+
+TEST(Arm64Jump, FetchArgumentsAsTheKernelFetchesThem) { expect_fetch_arguments_as_the_kernel({"--engine", "jump"}); }
+
+TEST(Arm64Jump, ReturnProbesUnderRecursion) { expect_return_probes_under_recursion("jump"); }
 
 class Arm64ControlFlow : public ::testing::TestWithParam<std::string> {
  protected:
@@ -322,7 +355,7 @@ TEST_P(Arm64ControlFlow, CxxExceptionThroughProbedFunctions) {
   EXPECT_EQ(caught, 10);
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, Arm64ControlFlow, ::testing::Values("trap", "auto"));
+INSTANTIATE_TEST_SUITE_P(Engines, Arm64ControlFlow, ::testing::Values("trap", "auto", "jump"));
 
 TEST(Arm64Lifecycle, ForkExecAndFollowFork) {
   const std::string forker = e2e_program("forker");
