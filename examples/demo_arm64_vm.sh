@@ -26,10 +26,11 @@ show "$XPROBE" trace \
   -- "$SAMPLE" 1
 
 echo
-echo "== Every probe is a BRK breakpoint on arm64 (the AArch64 jump engine is not there yet):"
-echo "   --engine auto uses breakpoints, --engine jump says why it cannot"
-show "$XPROBE" trace --summary -o /dev/null -e 'p:demo/fib fib n=%x0:s64' -- "$SAMPLE" 1
-show "$XPROBE" trace --engine jump -e 'p:demo/fib fib n=%x0:s64' -- "$SAMPLE" 1
+echo "== Both engines on arm64: --engine jump makes the entry a B to a trampoline that calls the"
+echo "   in-process agent (no trap); --engine trap a BRK per hit; a mid-function probe cannot be a jump"
+show "$XPROBE" trace --engine jump --summary -o /dev/null -e 'p:demo/fib fib n=%x0:s64' -e 'r:demo/fib_ret fib ret=$retval:s64' -- "$SAMPLE" 1
+show "$XPROBE" trace --engine trap --summary -o /dev/null -e 'p:demo/fib fib n=%x0:s64' -- "$SAMPLE" 1
+show "$XPROBE" trace --engine jump -e 'p:demo/mid fib+8' -- "$SAMPLE" 1
 
 echo
 echo "== A64 instructions are 4 bytes: a probe elsewhere is refused before anything is planted"

@@ -194,6 +194,10 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   // The event's trigger file (`hist`: its hist file), and a write to the trigger file.
   ControlReply trigger_live(const std::string& group_event, bool hist);
   ControlReply set_trigger_live(const std::string& request);
+  // The agent's share of a jump-optimized probe's work, from its filter and aggregations now.
+  void set_agent_work(const PlantedProbe& planted, probe::engine::JumpProbeSpec& jump);
+  // The probe's filter or aggregations changed: the agent gets the new ones (jump_engine.h).
+  void replant_agent_work(PlantedProbe& planted);
   // The events that exist now (GRP/EVENT), of live definitions and of the probes planted for them.
   std::set<std::string> live_events() const;
   // Switches one planted probe on or off (a breakpoint goes in or out; a jump's flag flips).
@@ -640,12 +644,9 @@ bool TraceSession::set_filters() {
       const trace::EventDescription& event = catalog_[planted.catalog_id];
       if (planted.removed || group_event_of(event) != group_event) continue;
       planted.filter = filters_.filter_for(event);
-      if (!planted.jumped || !jump_engine_) continue;
       // The agent gets the new filter too (or none): its copy of the old one must not turn
       // away what the new one lets through.
-      std::vector<uint8_t> compiled;
-      if (planted.filter) compiled = probe::filter::compile_agent_filter(*planted.filter, planted.plan, planted.address);
-      planted.jump_index = jump_engine_->replace_agent_filter(planted.jump_index, std::move(compiled));
+      replant_agent_work(planted);
     }
   });
   return true;
@@ -993,25 +994,9 @@ bool TraceSession::plant_pending(bool strict) {
       jump.on_lost = [this, &planted](uint64_t count) { on_lost(planted, count); };
       jump.on_missed = [this, &planted](uint64_t count) { on_missed(planted, count); };
       jump.on_unwound = [this, &planted](uint64_t count) { statistics_.counters(planted.catalog_id).add_unwound(count); };
-      if (planted.filter) jump.agent_filter = probe::filter::compile_agent_filter(*planted.filter, planted.plan, planted.address);
       // Also without a filter: a live session may give it one later.
       jump.on_filtered = [this, &planted](uint64_t count) { statistics_.counters(planted.catalog_id).add_filtered_hits(count); };
-      if (auto in_agent = agent_aggregations_of(planted)) {
-        jump.agent_aggregations = std::move(*in_agent);
-        jump.on_aggregated = [this, &planted](size_t a, const probe::AggregationUpdate& update) {
-          if (a >= planted.aggregations.size()) return;
-          Aggregation& aggregation = aggregations_[planted.aggregations[a]];
-          if (aggregation.hist) aggregation.hist->add_aggregated(update);
-          if (aggregation.summary) aggregation.summary->add_aggregated(update);
-        };
-        jump.on_aggregated_hits = [this, &planted](uint64_t count) {
-          trace::ProbeCounters& counters = statistics_.counters(planted.catalog_id);
-          for (uint64_t n = 0; n < count; ++n) counters.hit();
-        };
-        jump.on_aggregation_failed = [this, &planted](const std::string& why) {
-          warning(fmt::format("{}: {}; xprobe aggregates its hits from now on", group_event_of(catalog_[planted.catalog_id]), why));
-        };
-      }
+      set_agent_work(planted, jump);
       jump.on_trapped_return = [this, &planted](const probe::engine::HitContext& c, uint64_t return_address,
                                                 std::span<const uint64_t> saved) {
         emit_return(planted, c, planted.address, return_address, saved);
@@ -1418,7 +1403,8 @@ ControlReply TraceSession::set_trigger_live(const std::string& request) {
     if (removal) {
       existing->removed = true;  // its index stays: the other aggregations' do not move
       const auto index = static_cast<size_t>(existing - aggregations_.data());
-      for (PlantedProbe& planted : planted_) std::erase(planted.aggregations, index);
+      for (PlantedProbe& planted : planted_)
+        if (std::erase(planted.aggregations, index) != 0) replant_agent_work(planted);
     } else if (spec->command == Command::Clear) {
       existing->hist->clear();
     } else {
@@ -1436,21 +1422,51 @@ ControlReply TraceSession::set_trigger_live(const std::string& request) {
   for (const PlantedProbe& planted : planted_)
     if (stack && planted.jumped && !planted.removed && group_event_of(catalog_[planted.catalog_id]) == group_event)
       return ControlReply{EINVAL, fmt::format("'{}': a jump-optimized probe cannot key on common_stacktrace (its agent does not walk stacks)\n", text), {}};
-  // The agents' tables would take the hits the new trigger needs: what they hold is taken, and
-  // from now on the tracer aggregates the jump-optimized probes' hits from records.
-  if (jump_engine_) {
-    jump_engine_->drain();
-    jump_engine_->collect_aggregations();
-    jump_engine_->clear_agent_filters();
-  }
+  if (jump_engine_) jump_engine_->drain();  // what was recorded before is not the trigger's
   aggregations_.push_back(std::move(aggregation));
   const size_t index = aggregations_.size() - 1;
+  // The event's jump-optimized probes are planted again with the new trigger's table too (or,
+  // when the agent cannot compute all of them, with none: the tracer aggregates their records).
   for (PlantedProbe& planted : planted_)
     if (!planted.removed && group_event_of(catalog_[planted.catalog_id]) == group_event) {
       planted.aggregations.push_back(index);
       planted.needs_stack = planted.needs_stack || stack;
+      replant_agent_work(planted);
     }
   return ControlReply{};
+}
+
+void TraceSession::set_agent_work(const PlantedProbe& planted, probe::engine::JumpProbeSpec& jump) {
+  jump.agent_filter.clear();
+  if (planted.filter) jump.agent_filter = probe::filter::compile_agent_filter(*planted.filter, planted.plan, planted.address);
+  jump.agent_aggregations.clear();
+  jump.on_aggregated = nullptr;
+  jump.on_aggregated_hits = nullptr;
+  jump.on_aggregation_failed = nullptr;
+  auto in_agent = agent_aggregations_of(planted);
+  if (!in_agent) return;
+  jump.agent_aggregations = std::move(*in_agent);
+  // The tables' order is the aggregations' as they are now: a trigger added or removed later
+  // plants the probe again with tables of its own, while these are still read to the end.
+  jump.on_aggregated = [this, targets = planted.aggregations](size_t a, const probe::AggregationUpdate& update) {
+    if (a >= targets.size()) return;
+    Aggregation& aggregation = aggregations_[targets[a]];
+    if (aggregation.hist) aggregation.hist->add_aggregated(update);
+    if (aggregation.summary) aggregation.summary->add_aggregated(update);
+  };
+  jump.on_aggregated_hits = [this, &planted](uint64_t count) {
+    trace::ProbeCounters& counters = statistics_.counters(planted.catalog_id);
+    for (uint64_t n = 0; n < count; ++n) counters.hit();
+  };
+  jump.on_aggregation_failed = [this, &planted](const std::string& why) {
+    warning(fmt::format("{}: {}; xprobe aggregates its hits from now on", group_event_of(catalog_[planted.catalog_id]), why));
+  };
+}
+
+void TraceSession::replant_agent_work(PlantedProbe& planted) {
+  if (planted.removed || !planted.jumped || !jump_engine_) return;
+  planted.jump_index = jump_engine_->replace_agent_work(
+      planted.jump_index, [&](probe::engine::JumpProbeSpec& jump) { set_agent_work(planted, jump); });
 }
 
 probe::engine::ProbeSpec TraceSession::breakpoint_spec(PlantedProbe& planted) {

@@ -357,10 +357,14 @@ TEST_P(Arm64ControlFlow, CxxExceptionThroughProbedFunctions) {
 
 INSTANTIATE_TEST_SUITE_P(Engines, Arm64ControlFlow, ::testing::Values("trap", "auto", "jump"));
 
-TEST(Arm64Lifecycle, ForkExecAndFollowFork) {
+// Both engines: --engine auto takes jumps on arm64, so the breakpoint engine's lifecycle is
+// asked for by name.
+class Arm64Lifecycle : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(Arm64Lifecycle, ForkExecAndFollowFork) {
   const std::string forker = e2e_program("forker");
   const RunResult untraced = run_untraced({forker});
-  auto run = run_xprobe({"-e", "p:t/work work x=%x0:s32"}, {forker});
+  auto run = run_xprobe({"--engine", GetParam(), "-e", "p:t/work work x=%x0:s32"}, {forker});
   EXPECT_EQ(run.program_output, untraced.output);
   EXPECT_EQ(run.xprobe_status, untraced.exit_status) << run.diagnostics;
   EXPECT_EQ(count(run.events, "work"), 10u) << run.trace_text;  // the child runs without breakpoints
@@ -373,7 +377,7 @@ TEST(Arm64Lifecycle, ForkExecAndFollowFork) {
   EXPECT_EQ(by_tid.size(), 2u);
 
   const std::string execer = e2e_program("execer");
-  auto exec = run_xprobe({"-e", "p:t/work work x=%x0:s32"}, {execer});
+  auto exec = run_xprobe({"--engine", GetParam(), "-e", "p:t/work work x=%x0:s32"}, {execer});
   EXPECT_EQ(exec.program_output, run_untraced({execer}).output);
   EXPECT_EQ(exec.xprobe_status, 4) << exec.diagnostics;
   ASSERT_EQ(count(exec.events, "work"), 3u) << exec.trace_text << exec.diagnostics;
@@ -382,10 +386,10 @@ TEST(Arm64Lifecycle, ForkExecAndFollowFork) {
   EXPECT_EQ(exec.events[2].arg("x"), "3");
 }
 
-TEST(Arm64Lifecycle, LibraryLoadedByDlopenWhileAThreadIsBusy) {
+TEST_P(Arm64Lifecycle, LibraryLoadedByDlopenWhileAThreadIsBusy) {
   const std::vector<std::string> command{LOADER_PATH, PLUGIN_PATH, "busy"};
   const RunResult untraced = run_untraced(command);
-  auto run = run_xprobe({"-e", "p:t/plugin libplugin.so:plugin_compute x=%x0:s32", "-e",
+  auto run = run_xprobe({"--engine", GetParam(), "-e", "p:t/plugin libplugin.so:plugin_compute x=%x0:s32", "-e",
                          "r:t/plugin_ret libplugin.so:plugin_compute ret=$retval:s32"},
                         command);
   EXPECT_EQ(run.program_output, untraced.output);
@@ -399,7 +403,7 @@ TEST(Arm64Lifecycle, LibraryLoadedByDlopenWhileAThreadIsBusy) {
   EXPECT_EQ(k, 4);
 }
 
-TEST(Arm64Lifecycle, AttachToABusyProcessAndDetach) {
+TEST_P(Arm64Lifecycle, AttachToABusyProcessAndDetach) {
   const std::string program = e2e_program("ticker");
   // 5000 ticks: at least 10 s, longer than xprobe takes to start under TCG (about 8 s).
   const RunResult untraced = run_untraced({program, "5000"});
@@ -418,7 +422,7 @@ TEST(Arm64Lifecycle, AttachToABusyProcessAndDetach) {
   if (tracer == 0) {
     const int devnull = open("/dev/null", O_WRONLY);
     dup2(devnull, 2);
-    execl(XPROBE_PATH, XPROBE_PATH, "trace", "-p", std::to_string(child).c_str(), "-o", events.c_str(), "-e",
+    execl(XPROBE_PATH, XPROBE_PATH, "trace", "--engine", GetParam(), "-p", std::to_string(child).c_str(), "-o", events.c_str(), "-e",
           "p:t/tick tick x=%x0:s64", "-e", "r:t/tick_ret tick ret=$retval:s64", static_cast<char*>(nullptr));
     _exit(127);
   }
@@ -442,6 +446,8 @@ TEST(Arm64Lifecycle, AttachToABusyProcessAndDetach) {
   unlink(out.c_str());
   unlink(events.c_str());
 }
+
+INSTANTIATE_TEST_SUITE_P(Engines, Arm64Lifecycle, ::testing::Values("trap", "jump"));
 
 // Every 4-byte boundary of hot arm64 libc functions probed with `xprobe trace` (one
 // definition each, through -f): the program's output and exit status as untraced.

@@ -641,6 +641,47 @@ TEST_P(LiveControl, TheMountsTriggerAndHistFiles) {
   expect_enabled_phases_only(calls_by_phase(run.trace()), {5}, 5);
 }
 
+// Hist triggers added and removed live on one event while another event on the same function
+// has a filter: the triggered event's hits are folded (in the agent with the jump engine: no
+// ring record), the other event's filter goes on turning hits away, a trigger removed leaves
+// the other trigger's counts exact, and an event without triggers records its calls again.
+TEST_P(LiveControl, LiveTriggersFoldInTheAgentAndLeaveOtherEventsAlone) {
+  if (access("/dev/fuse", R_OK | W_OK) != 0) GTEST_SKIP() << "no /dev/fuse";
+  const bool jump = std::string(GetParam()) == "jump";
+  LiveRun run({"--engine", GetParam(), "--summary", "--control", "MOUNT", "-e", work_definition(), "-e",
+               work_definition("xprobe_live/other"), "--filter", "xprobe_live/other:call == 5"});
+  ASSERT_EQ(run.program_line(), "ready\n") << run.diagnostics();
+  const std::string mnt = run.runtime_dir() + "/mnt";
+  ASSERT_TRUE(mounted(mnt)) << run.diagnostics();
+  const std::string dir = "events/xprobe_live/work/";
+  ASSERT_EQ(run.phase(), 1);  // no trigger: 128 work events, one other event
+  ASSERT_EQ(shell(mnt, "echo 'hist:keys=phase' >> " + dir + "trigger").status, 0);
+  ASSERT_EQ(shell(mnt, "echo 'hist:keys=call.log2' >> " + dir + "trigger").status, 0);
+  ASSERT_EQ(run.phase(), 2);  // both triggers: no work event
+  std::string hist = shell(mnt, "cat " + dir + "hist").output;
+  EXPECT_NE(hist.find("{ phase:          2 } hitcount:        128\n\nTotals:\n    Hits: 128\n"), std::string::npos) << hist;
+  EXPECT_EQ(shell(mnt, "echo '!hist:keys=phase' >> " + dir + "trigger").status, 0);
+  ASSERT_EQ(run.phase(), 3);  // the log2 trigger alone
+  hist = shell(mnt, "cat " + dir + "hist").output;
+  EXPECT_EQ(hist.find("{ phase:"), std::string::npos) << hist;
+  EXPECT_NE(hist.find("Totals:\n    Hits: 256\n"), std::string::npos) << hist;
+  EXPECT_EQ(shell(mnt, "echo '!hist:keys=call.log2' >> " + dir + "trigger && cat " + dir + "hist").output, "");
+  ASSERT_EQ(run.phase(), 4);  // no trigger again
+  EXPECT_EQ(run.finish(), untraced(4).exit_status) << run.diagnostics();
+  std::map<int, std::multiset<int>> work, other;
+  std::vector<std::string> bad;
+  for (const TraceEvent& event : parse_trace(run.trace(), &bad))
+    (event.event == "work" ? work : other)[std::stoi(event.arg("phase"))].insert(std::stoi(event.arg("call")));
+  EXPECT_TRUE(bad.empty()) << bad.front();
+  const std::multiset<int> all = calls_from(0, kThreads * kCalls - 1);
+  EXPECT_EQ(work, (std::map<int, std::multiset<int>>{{1, all}, {4, all}}));
+  EXPECT_EQ(other, (std::map<int, std::multiset<int>>{{1, {5}}, {2, {5}}, {3, {5}}, {4, {5}}}));
+  // In the agent: neither the folded hits nor the filtered ones made a record.
+  if (jump) {
+    EXPECT_EQ(ring_records(run.diagnostics()), 2 * kThreads * kCalls + 4) << run.diagnostics();
+  }
+}
+
 // A source-level definition (DWARF: a function and its parameters by name) added live: it goes
 // in as the kernel-syntax definition it stands for, and its values are the program's own.
 TEST_P(LiveControl, SourceLevelDefinitionAddedLive) {

@@ -872,21 +872,11 @@ void JumpEngine::thread_exited(pid_t tid) {
 
 uint64_t JumpEngine::clock_now() const { return arch_.read_clock(); }
 
-void JumpEngine::clear_agent_filters() {
-  const uint32_t none = 0;
-  for (const auto& probe : probes_) {
-    switch_off_aggregations(*probe);
-    if (probe->spec.agent_filter.empty() || probe->descriptor == 0) continue;
-    // One aligned word: a thread reading the descriptor sees the filter or none.
-    (void)process_.write(probe->descriptor + offsetof(agent::AgentProbe, filter_offset),
-                         std::span(reinterpret_cast<const uint8_t*>(&none), 4));
-  }
-}
-
-uint32_t JumpEngine::replace_agent_filter(uint32_t index, std::vector<uint8_t> agent_filter) {
+uint32_t JumpEngine::replace_agent_work(uint32_t index, const std::function<void(JumpProbeSpec&)>& change) {
   if (index >= probes_.size() || probes_[index]->removed) return index;
   Probe& probe = *probes_[index];
-  auto lose_agent_filter = [&] {
+  auto lose_agent_work = [&] {
+    switch_off_aggregations(probe);
     if (probe.spec.agent_filter.empty() || probe.descriptor == 0) return index;
     const uint32_t none = 0;
     // One aligned word: a thread reading the descriptor sees the filter or none.
@@ -894,16 +884,15 @@ uint32_t JumpEngine::replace_agent_filter(uint32_t index, std::vector<uint8_t> a
                          std::span(reinterpret_cast<const uint8_t*>(&none), 4));
     return index;
   };
-  if (!probe.planted || probe.spec.is_return || probe.aggregating || !probe.spec.agent_aggregations.empty())
-    return lose_agent_filter();
+  if (!probe.planted || probe.spec.is_return) return lose_agent_work();
   uint8_t disabled = 1;
   (void)process_.read(ring_ + offsetof(AgentRingHeader, disabled) + index, std::span(&disabled, 1));
   JumpProbeSpec again = probe.spec;
-  again.agent_filter = std::move(agent_filter);
+  change(again);
   again.disabled = disabled != 0;
   again.patch = probe.plan;
   auto added = add_probe(std::move(again));
-  if (!added) return lose_agent_filter();
+  if (!added) return lose_agent_work();
   // Should the old one's bytes fail to go, it is switched off all the same: the new one counts.
   static_cast<void>(remove_probe(index));
   return *added;

@@ -136,17 +136,15 @@ class JumpEngine final : public supervisor::Participant {
   // The agent's clock (AgentRecord::tsc, an entry clock saved for latency) and its rate.
   uint64_t clock_now() const;
   double ticks_per_ns() const { return ticks_per_ns_; }
-  // The agent stops filtering and aggregating (the probes' filters changed: the tracer filters
-  // and aggregates alone).
-  void clear_agent_filters();
-  // The probe's filter changed: the agent gets `agent_filter` (empty: none) for it. An entry
-  // probe is planted again under a new index, sharing the jump, and the old one is taken out
-  // as remove_probe() does, so no thread ever sees half a filter; its switch carries over.
-  // Returns the index that names the probe from now on. A return probe (whose entries in
-  // flight belong to its index) or one the agent aggregates keeps its index and loses the
-  // agent's filter (one word): the tracer filters its records alone, as it filters every
-  // record anyway.
-  uint32_t replace_agent_filter(uint32_t index, std::vector<uint8_t> agent_filter);
+  // The probe's filter or aggregations changed: `change` edits a copy of its spec (agent_filter,
+  // agent_aggregations and their callbacks), and the probe is planted again from it under a new
+  // index, sharing the jump (new aggregation tables too), while the old one is taken out as
+  // remove_probe() does, so no thread ever sees half a change; its switch carries over, and what
+  // the old tables still hold is reported through the old callbacks. Returns the index that
+  // names the probe from now on. A return probe (whose entries in flight belong to its index)
+  // keeps its index and loses the agent's filter and aggregations (two words): its hits are
+  // records again, which the tracer filters and aggregates, as it does every record anyway.
+  uint32_t replace_agent_work(uint32_t index, const std::function<void(JumpProbeSpec&)>& change);
   // Takes the agent's aggregation tables (AgentAggTablePair: switched, read whole, emptied):
   // what they gained since the last call goes to each probe's on_aggregated. Also done before
   // a thread exits and at finish(). `final`: no agent will finish what it is doing in a table
