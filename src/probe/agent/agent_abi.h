@@ -108,11 +108,11 @@ struct AgentRingHeader {
   // trampoline and this load; only the tracer writes it (one byte: no torn value).
   uint8_t disabled[kMaxProbes];
   // The thread id a record carries, without a system call per hit: remembered per thread,
-  // keyed by the thread pointer (fs_base, tpidr_el0), which no two live threads share while
+  // keyed by the thread pointer (the architecture's TLS base register), which no two live threads share while
   // the cache is on. A slot is claimed once by a compare-and-swap of its thread_pointer and
   // then written only by the thread that has that pointer; its tid_epoch is tid | epoch << 32,
   // valid only while tid_cache_epoch is that epoch. The tracer keeps it true:
-  //   tid_cache_on   nonzero only when the agent can read the thread pointer (x86: FSGSBASE);
+  //   tid_cache_on   nonzero only when the agent can read the thread pointer without a system call;
   //   tid_cache_epoch bumped when a thread exits (the C library gives a new thread the exited
   //                  one's thread pointer) and in a followed fork child (same pointer, new tid);
   //   tid_cache_shared nonzero while a vfork child runs in this memory with its parent's
