@@ -159,10 +159,7 @@ Result<std::unique_ptr<Process>> Process::attach(pid_t pid) {
         }
         std::string reason;
         if (error == EPERM) {
-          reason = fmt::format(
-              "not permitted to trace process {}: ptrace refused{} (tracing another user's process needs "
-              "CAP_SYS_PTRACE; /proc/sys/kernel/yama/ptrace_scope may forbid attaching to non-children)",
-              pid, tracer_description(pid));
+          reason = ptrace_refusal(pid);
         } else if (error == ESRCH) {
           reason = fmt::format("no such process: {}", pid);
         } else {

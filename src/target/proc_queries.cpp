@@ -35,6 +35,66 @@ std::string tracer_description(pid_t pid) {
   return tracer != 0 ? fmt::format(" (it is already traced by process {})", tracer) : "";
 }
 
+namespace {
+
+// The four ids of a "Uid:" or "Gid:" line of /proc/PID/status (real, effective, saved, fs).
+std::vector<long> status_ids(const ProcStatus& status, std::string_view name) {
+  std::vector<long> ids;
+  if (auto line = status.field(name)) {
+    std::istringstream in{std::string(*line)};
+    for (long id = 0; in >> id;) ids.push_back(id);
+  }
+  return ids;
+}
+
+bool has_cap_sys_ptrace() {
+  auto own = ProcStatus::of_process(::getpid());
+  constexpr int kCapSysPtrace = 19;
+  return own && (own->mask("CapEff").value_or(0) >> kCapSysPtrace & 1) != 0;
+}
+
+}  // namespace
+
+std::string ptrace_refusal(pid_t pid) {
+  auto status = ProcStatus::of_process(pid);
+  if (!status) return fmt::format("not permitted to trace process {}", pid);
+  if (const long tracer = status->number("TracerPid").value_or(0); tracer != 0)
+    return fmt::format("not permitted to trace process {}: it is already traced by process {} (one tracer at a time)", pid,
+                       tracer);
+  const bool privileged = has_cap_sys_ptrace();
+  // The kernel lets a tracer without CAP_SYS_PTRACE attach only where its real uid and gid
+  // equal every uid and gid of the target (kernel/ptrace.c, __ptrace_may_access).
+  const auto uids = status_ids(*status, "Uid"), gids = status_ids(*status, "Gid");
+  const auto differs = [](const std::vector<long>& ids, long own) {
+    return std::any_of(ids.begin(), ids.begin() + std::min<size_t>(ids.size(), 3), [&](long id) { return id != own; });
+  };
+  if (!privileged && (differs(uids, static_cast<long>(::getuid())) || differs(gids, static_cast<long>(::getgid())))) {
+    return fmt::format("not permitted to trace process {}: it runs as another user (uid {}, you are uid {}); tracing another "
+                       "user's process needs CAP_SYS_PTRACE (run xprobe as root or as that user)",
+                       pid, uids.size() > 1 ? uids[1] : -1, ::getuid());
+  }
+  std::ifstream scope_file("/proc/sys/kernel/yama/ptrace_scope");
+  int scope = 0;
+  if (scope_file >> scope) {
+    if (scope == 1 && !privileged)
+      return fmt::format("not permitted to trace process {}: kernel.yama.ptrace_scope is 1 (only a process's ancestors may "
+                         "attach to it); set it to 0 (sysctl kernel.yama.ptrace_scope=0), give xprobe CAP_SYS_PTRACE, or "
+                         "start the program under xprobe (xprobe trace ... -- PROGRAM)",
+                         pid);
+    if (scope == 2 && !privileged)
+      return fmt::format("not permitted to trace process {}: kernel.yama.ptrace_scope is 2 (only CAP_SYS_PTRACE may attach); "
+                         "run xprobe as root, or start the program under xprobe (xprobe trace ... -- PROGRAM)",
+                         pid);
+    if (scope == 3)
+      return fmt::format("not permitted to trace process {}: kernel.yama.ptrace_scope is 3 (no process may attach, until "
+                         "reboot); start the program under xprobe instead (xprobe trace ... -- PROGRAM)",
+                         pid);
+  }
+  return fmt::format("not permitted to trace process {}: it is not dumpable (a set-user-ID or file-capability program, or "
+                     "prctl(PR_SET_DUMPABLE, 0)) or a security module forbids it; tracing it needs CAP_SYS_PTRACE",
+                     pid);
+}
+
 std::optional<bool> traced_by_us(pid_t pid, pid_t tid) {
   auto status = ProcStatus::of_thread(pid, tid);
   if (!status) return std::nullopt;

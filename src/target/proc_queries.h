@@ -20,6 +20,11 @@ std::optional<pid_t> thread_group_of(pid_t tid);
 // " (it is already traced by process N)" when another tracer has `pid`, else "".
 std::string tracer_description(pid_t pid);
 
+// Why ptrace refused to attach to `pid` (EPERM), as one sentence that names what to change: the
+// tracer it already has, another user's process (CAP_SYS_PTRACE), kernel.yama.ptrace_scope,
+// or a process that is not dumpable.
+std::string ptrace_refusal(pid_t pid);
+
 // Whether thread `tid` of `pid` is traced by this process; nullopt when the thread is gone.
 std::optional<bool> traced_by_us(pid_t pid, pid_t tid);
 

@@ -71,6 +71,9 @@ TEST(BadInput, AttachToAnotherUsersProcessIsRefused) {
   if (run.status == 127 || run.err.find("Permission denied") != std::string::npos)
     GTEST_SKIP() << "nobody cannot execute " << xprobe_path() << ": " << run.err;
   expect_one_line_error(run, "not permitted", "another user's process");
+  // The line names the cause and what to change.
+  EXPECT_NE(run.err.find("another user"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("CAP_SYS_PTRACE"), std::string::npos) << run.err;
   EXPECT_EQ(process_state(victim), 'S') << "the refused target must be untouched";
   EXPECT_EQ(tracer_of(victim), 0);
   kill(victim, SIGKILL);
@@ -149,6 +152,88 @@ TEST(BadInput, ProgramArgumentsWithDashesReachTheProgram) {
   const auto run = run_command({xprobe_path(), "trace", "-o", "/dev/null", "-e", "p:x/w libc.so.6:write", "--", "/bin/echo", "-n", "hi"}, 60);
   EXPECT_EQ(run.status, 0) << run.err;
   EXPECT_EQ(run.out, "hi");
+}
+
+// As an ordinary user (nobody, through setpriv): xprobe launches and traces the user's own
+// program, and attaches to the user's own running one (this kernel has no Yama, or it allows
+// that): the program's output as untraced, every hit counted.
+const std::vector<std::string> kAsNobody{"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+
+bool can_run_as_nobody(std::string& why) {
+  if (geteuid() != 0) why = "needs root to run xprobe as another user (setpriv)";
+  else if (access("/usr/bin/setpriv", X_OK) != 0) why = "setpriv (util-linux) not installed";
+  else {
+    const auto probe = run_command({kAsNobody[0], kAsNobody[1], kAsNobody[2], kAsNobody[3], xprobe_path(), "--help"}, 30);
+    if (probe.status != 0) why = "nobody cannot run " + xprobe_path() + ": " + probe.err;
+  }
+  return why.empty();
+}
+
+int yama_ptrace_scope() {
+  std::ifstream in("/proc/sys/kernel/yama/ptrace_scope");
+  int scope = -1;
+  return in >> scope ? scope : -1;
+}
+
+WorkloadRun attach_as_nobody_to_own_program(WorkloadRun& program_run) {
+  Workload sealed;
+  sealed.name = "sealed-nobody";
+  sealed.argv = kAsNobody;
+  sealed.argv.insert(sealed.argv.end(), {program("sealed"), "none", "150000"});
+  StartedWorkload running = start_workload(sealed, {});
+  EXPECT_TRUE(wait_for_exec(running.pid, program("sealed"), 10000));
+  std::vector<std::string> argv = kAsNobody;
+  argv.insert(argv.end(), {xprobe_path(), "trace", "--summary", "-o", "/dev/null", "-p", std::to_string(running.pid), "-e",
+                           "p:f/work work x=%di:s64"});
+  const WorkloadRun attached = run_command(argv, 120);
+  program_run = finish_workload(sealed, running, 120);
+  return attached;
+}
+
+TEST(Permissions, AnOrdinaryUserTracesItsOwnChildAndAttachesToItsOwnProcess) {
+  std::string why;
+  if (!can_run_as_nobody(why)) GTEST_SKIP() << why;
+  const WorkloadRun untraced = run_command({program("sealed"), "none", "2000"}, 60);
+  ASSERT_EQ(untraced.status, 0);
+  std::vector<std::string> launch = kAsNobody;
+  launch.insert(launch.end(), {xprobe_path(), "trace", "--summary", "-o", "/dev/null", "-e", "p:f/work work x=%di:s64",
+                               "-e", "r:f/work_r work rv=$retval:s64", "--", program("sealed"), "none", "2000"});
+  const WorkloadRun launched = run_command(launch, 120);
+  EXPECT_EQ(launched.status, 0) << launched.err;
+  EXPECT_EQ(launched.out, untraced.out);
+  EXPECT_EQ(split_stderr(launched.err).total_hits, 4000u) << launched.err;
+
+  const int scope = yama_ptrace_scope();
+  if (scope >= 1) GTEST_SKIP() << "kernel.yama.ptrace_scope is " << scope << ": attaching to an own process is forbidden here";
+  const WorkloadRun alone = run_command({program("sealed"), "none", "150000"}, 60);
+  WorkloadRun program_run;
+  const WorkloadRun attached = attach_as_nobody_to_own_program(program_run);
+  EXPECT_EQ(attached.status, 0) << attached.err;
+  EXPECT_GT(split_stderr(attached.err).total_hits, 0u) << attached.err;
+  EXPECT_EQ(program_run.status, 0);
+  EXPECT_EQ(program_run.out, alone.out);
+}
+
+// kernel.yama.ptrace_scope=1 (set for the test, restored after): an ordinary user's attach to
+// its own running process is refused in one line naming the setting, the program unharmed.
+TEST(Permissions, YamaPtraceScopeRefusalNamesTheSetting) {
+  std::string why;
+  if (!can_run_as_nobody(why)) GTEST_SKIP() << why;
+  const int scope = yama_ptrace_scope();
+  if (scope < 0) GTEST_SKIP() << "this kernel has no Yama LSM (/proc/sys/kernel/yama/ptrace_scope absent): nothing to refuse";
+  auto set_scope = [](int value) {
+    std::ofstream out("/proc/sys/kernel/yama/ptrace_scope");
+    out << value;
+    return static_cast<bool>(out.flush());
+  };
+  if (scope != 1 && !set_scope(1)) GTEST_SKIP() << "cannot set kernel.yama.ptrace_scope";
+  const WorkloadRun alone = run_command({program("sealed"), "none", "150000"}, 60);
+  WorkloadRun program_run;
+  const WorkloadRun attached = attach_as_nobody_to_own_program(program_run);
+  if (scope != 1) set_scope(scope);
+  expect_one_line_error(attached, "kernel.yama.ptrace_scope", "yama");
+  EXPECT_EQ(program_run.status, 0);
+  EXPECT_EQ(program_run.out, alone.out);
 }
 
 }  // namespace
