@@ -28,6 +28,10 @@
 #include "target/registers.h"
 #include "target/wait.h"
 
+namespace xprobe::arch {
+class SyscallAbi;
+}
+
 namespace xprobe::target {
 
 enum class StopKind {
@@ -154,6 +158,7 @@ class Process final : public Memory {
   // patching the code at the thread's instruction pointer (set by whoever owns an executable
   // area in the target).
   void set_syscall_stub(uint64_t address) { syscall_stub_ = address; }
+  uint64_t syscall_stub() const { return syscall_stub_; }
   // The stub for the code thread `tid` runs (arch/syscall_abi.h: 64- or 32-bit x86, AArch64).
   Result<std::span<const uint8_t>> syscall_stub_code(pid_t tid);
   void set_exit_listener(ThreadExitListener* listener) { exit_listener_ = listener; }
@@ -178,6 +183,12 @@ class Process final : public Memory {
   int stop_event(pid_t tid) const;
   bool usable_for_remote_call(pid_t tid) const;
   Status settle_for_remote_call(pid_t tid);
+  Result<int64_t> resumable_syscall(pid_t tid, const arch::SyscallAbi& abi, const Registers& saved, int64_t number,
+                                    std::span<const uint64_t> args);
+  Result<uint64_t> find_syscall_instruction(uint64_t ip, std::span<const uint8_t> instruction);
+  uint64_t code_padding(uint64_t size);
+  // Signals that arrived while a remote call ran, delivered when the thread runs again.
+  void defer_signals(pid_t tid, const std::vector<int>& signals);
 
   pid_t pid_;
   bool launched_;

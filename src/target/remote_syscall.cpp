@@ -1,12 +1,15 @@
 #include "target/process.h"
 
+#include <elf.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -112,14 +115,15 @@ Result<int64_t> Process::remote_syscall(pid_t tid, int64_t number, std::span<con
                                   pid_, mode));
   }
   if (auto settled = settle_for_remote_call(tid); !settled) return settled.error();
-  if (syscall_stub_ == 0) {
-    // The stub goes over the code at the thread's instruction pointer: no other thread may run meanwhile.
-    if (auto stopped = stop_all(); !stopped) return stopped.error();
-  }
   auto saved = get_registers(tid);
   if (!saved) return saved.error();
   auto abi = arch::syscall_abi(arch::thread_arch(saved->raw));
   if (!abi) return abi.error();
+  if ((*abi)->resumable()) return resumable_syscall(tid, **abi, *saved, number, args);
+  if (syscall_stub_ == 0) {
+    // The stub goes over the code at the thread's instruction pointer: no other thread may run meanwhile.
+    if (auto stopped = stop_all(); !stopped) return stopped.error();
+  }
   Registers call = *saved;
   if (auto loaded = (*abi)->load(call.raw, number, args); !loaded) return loaded.error();
   const std::span<const uint8_t> stub_code = (*abi)->stub();
@@ -175,15 +179,201 @@ Result<int64_t> Process::remote_syscall(pid_t tid, int64_t number, std::span<con
   if (auto restored = restore_code(); !restored) return restored.error();
   if (auto set = set_registers(tid, *saved); !set) return set.error();
   threads_[tid] = ThreadState::Stopped;
-  for (int deferred : deferred_signals) {
+  defer_signals(tid, deferred_signals);
+  if (!after) return after.error();
+  return (*abi)->result(after->raw);
+}
+
+void Process::defer_signals(pid_t tid, const std::vector<int>& signals) {
+  for (int deferred : signals) {
     StopEvent event;
     event.kind = StopKind::Signal;
     event.tid = tid;
     event.signal = deferred;
     pending_.push_back(event);
   }
-  if (!after) return after.error();
-  return (*abi)->result(after->raw);
+}
+
+// A system-call instruction in the program's own code: the one the thread sits behind when
+// stopped in a system call, else the first in its executable mappings (the vDSO first).
+Result<uint64_t> Process::find_syscall_instruction(uint64_t ip, std::span<const uint8_t> instruction) {
+  std::vector<uint8_t> bytes(instruction.size());
+  if (ip >= instruction.size() && read(ip - instruction.size(), bytes) &&
+      std::equal(bytes.begin(), bytes.end(), instruction.begin()))
+    return ip - instruction.size();
+  auto layout = maps();
+  if (!layout) return layout.error();
+  std::vector<const MapEntry*> code;
+  for (const MapEntry& entry : *layout)
+    if (entry.executable && entry.readable) code.push_back(&entry);
+  std::stable_partition(code.begin(), code.end(), [](const MapEntry* entry) { return entry->path == "[vdso]"; });
+  constexpr uint64_t kChunk = 64 * 1024;
+  std::vector<uint8_t> chunk;
+  for (const MapEntry* entry : code) {
+    for (uint64_t at = entry->start; at < entry->end; at += kChunk - instruction.size()) {
+      chunk.resize(std::min(kChunk, entry->end - at));
+      if (!read(at, chunk)) break;
+      auto found = std::search(chunk.begin(), chunk.end(), instruction.begin(), instruction.end());
+      if (found != chunk.end()) return at + static_cast<uint64_t>(found - chunk.begin());
+      if (chunk.size() < kChunk) break;
+    }
+  }
+  return make_error(fmt::format("remote system call: no system-call instruction in the code of process {}", pid_));
+}
+
+// Bytes of executable memory no code of the program's reaches: the rest of the last page of an
+// executable segment (PT_LOAD with PF_X, from the program headers the object's first mapping
+// holds; the vDSO's included), past its p_memsz and below the next page, which no other
+// segment covers. The first remote calls of a session, before xprobe has memory of its own,
+// run a resumable stub from there (its bytes are put back after each call). 0: none found.
+uint64_t Process::code_padding(uint64_t size) {
+  auto layout = maps();
+  if (!layout) return 0;
+  auto executable = [&](uint64_t start, uint64_t end) {
+    const MapEntry* entry = find_mapping(*layout, start);
+    return entry != nullptr && entry->executable && entry->readable && end <= entry->end;
+  };
+  for (const MapEntry& first : *layout) {
+    if (first.offset != 0 || !first.readable) continue;
+    Elf64_Ehdr header{};
+    if (!read(first.start, std::span(reinterpret_cast<uint8_t*>(&header), sizeof header))) continue;
+    if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64 ||
+        header.e_phentsize != sizeof(Elf64_Phdr) || header.e_phnum == 0 || header.e_phnum > 64 ||
+        header.e_phoff > first.end - first.start - header.e_phnum * sizeof(Elf64_Phdr))
+      continue;
+    std::vector<Elf64_Phdr> segments(header.e_phnum);
+    if (!read(first.start + header.e_phoff,
+              std::span(reinterpret_cast<uint8_t*>(segments.data()), segments.size() * sizeof(Elf64_Phdr))))
+      continue;
+    uint64_t lowest = ~uint64_t{0};
+    for (const Elf64_Phdr& segment : segments)
+      if (segment.p_type == PT_LOAD) lowest = std::min(lowest, segment.p_vaddr & ~(kPageSize - 1));
+    if (lowest == ~uint64_t{0} || lowest > first.start) continue;
+    const uint64_t bias = first.start - lowest;
+    for (const Elf64_Phdr& segment : segments) {
+      if (segment.p_type != PT_LOAD || (segment.p_flags & PF_X) == 0 || segment.p_memsz == 0) continue;
+      const uint64_t end = bias + segment.p_vaddr + segment.p_memsz;
+      if (end < bias) continue;  // wrapped: not a real header
+      const uint64_t start = (end + 15) & ~uint64_t{15};
+      const uint64_t page_end = (end + kPageSize - 1) & ~(kPageSize - 1);
+      if (start + size > page_end || !executable(start, start + size)) continue;
+      const bool covered = std::any_of(segments.begin(), segments.end(), [&](const Elf64_Phdr& other) {
+        const uint64_t other_start = bias + (other.p_vaddr & ~(kPageSize - 1)), other_end = bias + other.p_vaddr + other.p_memsz;
+        return other.p_type == PT_LOAD && &other != &segment && other_start < page_end && other_end > start;
+      });
+      if (!covered) return start;
+    }
+  }
+  return 0;
+}
+
+// A remote call through a resumable stub (arch/syscall_abi.h), or before there is one, through
+// a system-call instruction of the program's own: nothing of the program's is written, and the
+// thread stops at the call's exit (PTRACE_SYSCALL) instead of at a breakpoint. The call ends by
+// putting the thread back into the kind of stop it was in, before its registers are restored:
+// only from there does the kernel restart (or fail with EINTR) a system call the thread was
+// stopped in, as it would have without the remote call; resumed from the exit stop, the thread
+// would return -ERESTARTSYS to the program (glibc: "The futex facility returned an unexpected
+// error code", SIGABRT). A thread in a signal-delivery-stop gets its signal again (sent by the
+// kernel on the resume from the exit stop; its siginfo put back), so that it can still be
+// resumed with it; any other goes back to an interrupt stop (PTRACE_INTERRUPT: no signal, which
+// a thread may block, as a new thread does until it runs). Killed at any moment, xprobe leaves a
+// thread that resumes where it was (from the stub's resume block, or with its own registers),
+// except within the first call of a session (the program's own system-call instruction,
+// nothing behind it), which leaves the call's registers.
+Result<int64_t> Process::resumable_syscall(pid_t tid, const arch::SyscallAbi& abi, const Registers& saved, int64_t number,
+                                           std::span<const uint64_t> args) {
+  Registers call = saved;
+  if (auto loaded = abi.load(call.raw, number, args); !loaded) return loaded.error();
+  siginfo_t stop_signal{};  // the signal of a signal-delivery-stop the thread is in, si_signo 0 for none
+  if (stop_event(tid) != 0 || ::ptrace(PTRACE_GETSIGINFO, tid, nullptr, &stop_signal) != 0) stop_signal.si_signo = 0;
+  // Sent again, a signal the thread blocks (a forced one: a breakpoint's SIGTRAP) would stay
+  // pending and let it run on: such a thread goes back to an interrupt stop instead.
+  uint64_t blocked = 0;
+  if (stop_signal.si_signo > 0 &&
+      (::ptrace(PTRACE_GETSIGMASK, tid, sizeof blocked, &blocked) != 0 || (blocked >> (stop_signal.si_signo - 1) & 1) != 0))
+    stop_signal.si_signo = 0;
+  uint64_t entry = syscall_stub_;
+  std::vector<uint8_t> padding;  // the bytes under a stub in code padding, put back after the call
+  if (entry == 0) {
+    entry = code_padding(abi.stub().size());
+    if (entry != 0) {
+      padding.resize(abi.stub().size());
+      if (!read(entry, padding) || !write(entry, abi.stub())) {
+        (void)write(entry, padding);
+        entry = 0;
+        padding.clear();
+      }
+    }
+  }
+  auto put_padding_back = [&] {
+    if (!padding.empty()) (void)write(entry, padding);  // harmless if it stays: nothing runs there
+  };
+  if (entry != 0) {
+    const std::vector<uint8_t> block = abi.resume_block(saved.raw);
+    if (auto written = write(entry + abi.resume_block_offset(), block); !written) {
+      put_padding_back();
+      return written.error();
+    }
+  } else {
+    auto found = find_syscall_instruction(saved.ip(), abi.instruction());
+    if (!found) return found.error();
+    entry = *found;
+  }
+  call.set_ip(entry);
+  if (auto set = set_registers(tid, call); !set) return set.error();
+  std::vector<int> deferred_signals;
+  std::optional<int64_t> result;
+  int syscall_stops = 0;
+  int inject = 0;  // the signal for the next resume
+  for (;;) {
+    const __ptrace_request request = result ? PTRACE_CONT : PTRACE_SYSCALL;
+    if (::ptrace(request, tid, nullptr, static_cast<long>(inject)) != 0) {
+      (void)set_registers(tid, saved);  // undone as far as it goes: the first error is the one reported
+      return make_error(fmt::format("remote system call: cannot run thread {}: {}", tid, errno_text()));
+    }
+    inject = 0;
+    int status = 0;
+    pid_t got = 0;
+    do {
+      got = ::waitpid(tid, &status, __WALL);
+    } while (got < 0 && errno == EINTR);
+    if (got < 0 || WIFEXITED(status) || WIFSIGNALED(status)) {
+      if (got > 0) {
+        auto gone = classify(tid, status);
+        if (gone && *gone) pending_.push_back(**gone);
+      }
+      return make_error(fmt::format("process {} ended during a remote system call", pid_));
+    }
+    const int signal = WSTOPSIG(status);
+    const int event = status >> 16;
+    if (event != 0) {
+      if (result && event == PTRACE_EVENT_STOP && stop_signal.si_signo == 0) break;  // back in an interrupt stop
+      continue;  // a group-stop's (of the program's own): on
+    }
+    if (signal == (SIGTRAP | 0x80)) {  // a system-call stop (PTRACE_O_TRACESYSGOOD): the entry, then the exit
+      if (++syscall_stops < 2) continue;
+      auto now = get_registers(tid);
+      if (!now) return now.error();
+      result = abi.result(now->raw);
+      if (stop_signal.si_signo != 0) {
+        inject = stop_signal.si_signo;
+      } else if (::ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) != 0) {
+        return make_error(fmt::format("remote system call: cannot stop thread {} again: {}", tid, errno_text()));
+      }
+      continue;
+    }
+    if (result && stop_signal.si_signo != 0 && signal == stop_signal.si_signo) {
+      (void)::ptrace(PTRACE_SETSIGINFO, tid, nullptr, &stop_signal);
+      break;
+    }
+    deferred_signals.push_back(signal);  // a signal-delivery-stop: delivered after we are done
+  }
+  if (auto set = set_registers(tid, saved); !set) return set.error();
+  put_padding_back();
+  threads_[tid] = ThreadState::Stopped;
+  defer_signals(tid, deferred_signals);
+  return *result;
 }
 
 Result<std::span<const uint8_t>> Process::syscall_stub_code(pid_t tid) {
@@ -229,18 +419,31 @@ Result<uint64_t> Process::remote_mmap_near(pid_t tid, uint64_t near, uint64_t si
   if (!layout) return layout.error();
   size = (size + kPageSize - 1) & ~(kPageSize - 1);
   constexpr uint64_t kMapFixedNoReplace = 0x100000;
+  int64_t refusal = 0;  // the last mmap's error
   for (uint64_t start : free_ranges_near(*layout, near, size, reach, highest_end)) {
     uint64_t args[] = {start, size, static_cast<uint64_t>(prot), MAP_PRIVATE | MAP_ANONYMOUS | kMapFixedNoReplace,
                        ~uint64_t{0}, 0};
     auto mapped = remote_syscall(tid, SYS_mmap, args);
     if (!mapped) return mapped.error();
-    if (*mapped < 0 && *mapped > -4096) continue;
+    if (*mapped < 0 && *mapped > -4096) {
+      refusal = -*mapped;
+      // Out of memory or address space (its RLIMIT_AS): no other range does better.
+      if (refusal == ENOMEM) break;
+      continue;
+    }
     uint64_t address = static_cast<uint64_t>(*mapped);
     if (address == start) return address;
     // An old kernel ignored MAP_FIXED_NOREPLACE: the mapping is somewhere else, and given back.
     // Its own failure leaves an unused anonymous mapping, nothing the program could notice.
     (void)remote_munmap(tid, address, size);
   }
+  if (refusal == ENOMEM)
+    return make_error(fmt::format("process {} may not map {} more bytes (mmap: {}): its address-space limit (RLIMIT_AS, "
+                                  "see prlimit --pid {}), its number of mappings (vm.max_map_count) or the system's memory is exhausted",
+                                  pid_, size, std::strerror(ENOMEM), pid_));
+  if (refusal != 0)
+    return make_error(fmt::format("process {} refused to map {} bytes near 0x{:x}: {}", pid_, size, near,
+                                  std::strerror(static_cast<int>(refusal))));
   return make_error(fmt::format("no free address range of {} bytes within {} bytes of 0x{:x} in process {}", size,
                                 reach, near, pid_));
 }

@@ -182,9 +182,19 @@ Result<uint64_t> JumpEngine::allocate_code(uint64_t near, uint64_t bytes, pid_t 
   if (auto at = areas_.take(near, bytes, reach, 64)) return *at;
   auto start = process_.remote_mmap_near(tid, near, kCodeAreaBytes, PROT_READ | PROT_EXEC, arch_.reach() - kCodeAreaBytes);
   if (!start) return start.error();
-  // Every area starts with its own copy of the agent, within reach of its trampolines.
+  // Every area starts with its own copy of the agent, within reach of its trampolines; the
+  // first also holds the stub for later remote system calls (arch/syscall_abi.h: a SIGKILLed
+  // xprobe leaves no thread of the program in one).
   if (auto written = process_.write(*start, std::span(agent::kAgentCode, agent::kAgentCodeSize)); !written) return written.error();
-  areas_.add(*start, kCodeAreaBytes, agent::kAgentCodeSize);
+  uint64_t reserved = agent::kAgentCodeSize;
+  if (process_.syscall_stub() == 0) {
+    auto stub = process_.syscall_stub_code(tid);
+    if (!stub) return stub.error();
+    const uint64_t stub_at = align_up(reserved, 64);
+    if (auto installed = process_.install_syscall_stub(tid, *start + stub_at); !installed) return installed.error();
+    reserved = stub_at + stub->size();
+  }
+  areas_.add(*start, kCodeAreaBytes, reserved);
   auto at = areas_.take(near, bytes, reach, 64);
   if (!at) return make_error("the new code area has no room for a trampoline");
   return *at;
@@ -337,6 +347,9 @@ Status JumpEngine::plant(JumpProbeSpec spec, const arch::JumpPlan& patch) {
     live = sharing.front()->original;
   }
 
+  // The first code area (and the stub in it) before the ring: fewer calls before the stub.
+  if (process_.syscall_stub() == 0)
+    if (auto area = allocate_code(patch.address, 0, tid); !area) return area.error();
   if (ring_ == 0)
     if (auto mapped = map_ring(tid); !mapped) return mapped;
   const auto index = static_cast<uint32_t>(probes_.size());

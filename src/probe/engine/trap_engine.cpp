@@ -113,9 +113,11 @@ Result<uint64_t> TrapEngine::allocate_slot(uint64_t near, pid_t tid) {
       return make_error(fmt::format("cannot map the slot area at 0x{:x} in followed child {} too", *start, child->pid()));
     if (auto written = child->install_syscall_stub(child_tid, *start); !written) return written.error();
   }
-  // The area's first slot holds the stub for later remote system calls.
+  // The area's first slots hold the stub for later remote system calls.
+  auto stub = process_.syscall_stub_code(tid);
+  if (!stub) return stub.error();
   if (auto written = process_.install_syscall_stub(tid, *start); !written) return written.error();
-  areas_.add(*start, kAreaSize, layout.slot_size);
+  areas_.add(*start, kAreaSize, (stub->size() + layout.slot_size - 1) / layout.slot_size * layout.slot_size);
   auto slot = areas_.take(near, layout.slot_size, reach);
   if (!slot) return make_error("the new slot area has no room for a slot");
   return *slot;

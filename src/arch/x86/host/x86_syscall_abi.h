@@ -1,5 +1,5 @@
 #pragma once
-// Remote system calls in x86 threads (arch/syscall_abi.h): `syscall; int3` with the x86-64
+// Remote system calls in x86 threads (arch/syscall_abi.h): a resumable `syscall` stub with the x86-64
 // numbers and registers, `int 0x80; int3` with the i386 ones in 32-bit code.
 #include "arch/syscall_abi.h"
 
