@@ -20,7 +20,7 @@ struct TraceOptions {
   std::vector<session::SessionConfig::AggregationOption> aggregations;  // in the order given
   unsigned interval = 0;
   bool clear = false;
-  pid_t pid = 0;                         // -p
+  std::vector<pid_t> pids;               // -p, repeatable
   std::string output;                    // -o
   std::string format{trace::default_output_format().name};
   session::EngineChoice engine = session::EngineChoice::Auto;
@@ -67,7 +67,7 @@ int run_trace(const TraceOptions& options, const std::vector<std::string>& progr
   for (const std::string& file : options.files) config.definitions.push_back({session::DefinitionSource::Kind::File, file});
   for (const std::string& text : options.definitions)
     config.definitions.push_back({session::DefinitionSource::Kind::Text, text});
-  config.pid = options.pid;
+  config.pids = options.pids;
   config.command = program;
   config.output_path = options.output;
   config.format = trace::find_output_format(options.format);  // one of them: checked while parsing
@@ -137,8 +137,11 @@ CommandRunner add_trace_command(CLI::App& app, const std::vector<std::string>& p
       ->type_name("SECONDS")
       ->check(CLI::Range(1u, 86400u));
   cmd->add_flag("--clear", options->clear, "with --interval: empty the aggregations after each print.\n  --interval 1 --clear");
-  cmd->add_option("-p,--pid", options->pid, "attach to this running process (every thread) instead of starting one.\n"
-                                             "  -p $(pidof nginx)")
+  cmd->add_option("-p,--pid", options->pids,
+                  "attach to this running process (every thread) instead of starting one; repeatable: one session "
+                  "traces them all, each definition in every one that maps its object, each event with its own "
+                  "pid; xprobe ends when all of them are gone.\n"
+                  "  -p $(pidof nginx)   -p 1234 -p 5678")
       ->type_name("PID");
   cmd->add_option("-o,--output", options->output, "write the events to this file (default: stdout); with --format ctf, the trace directory.\n  -o trace.txt")
       ->type_name("FILE");
