@@ -51,6 +51,11 @@ class StderrDiagnostics final : public session::Diagnostics {
   void tracing_ended(const trace::EventCatalog& catalog, const trace::ProbeStatistics& statistics) override {
     fmt::print(stderr, "{}", summary_ ? trace::format_summary(catalog, statistics) : trace::format_profile(catalog, statistics));
     if (statistics.dropped() != 0) fmt::print(stderr, "xprobe: {} events were dropped\n", statistics.dropped());
+    if (statistics.overwritten() != 0)
+      fmt::print(stderr,
+                 "xprobe: {} events were overwritten in the buffer behind trace and trace_pipe (buffer_size_kb) "
+                 "before they were read there (-o or stdout has them)\n",
+                 statistics.overwritten());
   }
 
  private:
@@ -179,7 +184,7 @@ CommandRunner add_trace_command(CLI::App& app, const std::vector<std::string>& p
       ->type_name("DIR");
   cmd->add_option("--buffer-size-kb", options->buffer_size_kb,
                   "with --ctl or --control: the in-memory event buffer that trace and trace-pipe read (the oldest events are "
-                  "overwritten when it is full).\n  --buffer-size-kb 4096")
+                  "overwritten when it is full, counted and said at the end; -o still gets them).\n  --buffer-size-kb 4096")
       ->check(CLI::Range(1u, 1u << 22));
   cmd->footer(
       "After --: the program to start and its arguments (passed to it untouched).\n\n"

@@ -1488,6 +1488,7 @@ void TraceSession::close_control_surfaces() {
   if (!live_events_buffer_) return;
   control_.shut_down();  // requests waiting, and every later one, are refused
   live_events_buffer_->close();
+  statistics_.add_overwritten(live_events_buffer_->overwritten());
   control_mount_.reset();
   control_socket_.reset();
   live_events_buffer_.reset();

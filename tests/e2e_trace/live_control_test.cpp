@@ -461,6 +461,9 @@ TEST_P(LiveControl, TheMountWithEchoAndCat) {
   const std::string small = shell(mnt, "grep -v '^#' trace").output;
   EXPECT_LE(small.size(), 4096u);
   EXPECT_GT(small.size(), 0u);
+  // The oldest were overwritten: counted, and said at the end (the buffer was empty before).
+  const auto held = static_cast<int>(std::count(small.begin(), small.end(), '\n'));
+  EXPECT_LT(held, kThreads * kCalls);
   // Refusals: EBUSY for an enabled event, EINVAL and the kernel's error_log for a bad line.
   EXPECT_NE(shell(mnt, "echo '-:xprobe_live/work' >> uprobe_events").status, 0);
   EXPECT_NE(shell(mnt, "echo > uprobe_events").status, 0);
@@ -483,6 +486,10 @@ TEST_P(LiveControl, TheMountWithEchoAndCat) {
   EXPECT_EQ(run.output(), untraced(5).output);
   EXPECT_FALSE(mounted(mnt));  // unmounted at the end
   expect_enabled_phases_only(calls_by_phase(run.trace()), {1, 2, 3, 4}, 5);
+  EXPECT_NE(run.diagnostics().find(fmt::format("xprobe: {} events were overwritten in the buffer behind trace and trace_pipe",
+                                               kThreads * kCalls - held)),
+            std::string::npos)
+      << run.diagnostics();
 }
 
 // The kernel's answer to a bad filter written to `group_event`'s filter file, for a
