@@ -265,7 +265,7 @@ Result<Step> Supervisor::step(const target::WaitOptions& wait) {
   if (auto started = start(); !started) return started.error();
   if (detached_) return Step{Step::Kind::Ended, RunResult{RunEnd::Detached, 0, 0}};
   // A child's status kept by another wait is taken first: the process's own wait would not see it.
-  if (!process_.has_waiting_status()) {
+  if ((!vfork_children_.empty() || !followed_.empty()) && !process_.has_waiting_status()) {
     for (const auto& [pid, child] : vfork_children_) {
       StopEvent foreign;
       foreign.kind = StopKind::Foreign;

@@ -35,10 +35,11 @@ void SupervisorGroup::run(const Ended& ended) {
   }
   bool idled = false;
   while (!members_.empty()) {
+    // One alone waits for its own anyway.
     Supervisor* next = members_.front();
-    for (Supervisor* member : members_) {
-      if (!member->has_waiting_status()) continue;
-      next = member;
+    for (size_t i = 0; members_.size() > 1 && i < members_.size(); ++i) {
+      if (!members_[i]->has_waiting_status()) continue;
+      next = members_[i];
       break;
     }
     target::WaitOptions wait;

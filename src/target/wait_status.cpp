@@ -42,6 +42,7 @@ bool has_stashed_status(pid_t tid) { return stash().count(tid) != 0; }
 
 bool Process::has_waiting_status() const {
   if (!pending_.empty()) return true;
+  if (stash().empty()) return false;  // the usual case: asked on every event, without a lookup per thread
   for (const auto& [tid, state] : threads_)
     if (has_stashed_status(tid)) return true;
   return false;

@@ -3,9 +3,10 @@
 // test knows every call each process made while traced. The oracles are the programs' own
 // records (a traced run prints what an untraced one prints, and says how many calls it made)
 // and their pids (every event carries its own process's tid, as ftrace does). One process
-// exits while the others go on; a definition added live (through `xprobe ctl` and through the
-// tracefs-compatible mount's echo) for a library no process has loaded yet goes in in each
-// process that loads it later; the profile's counts are summed over the processes; xprobe
+// exits while the others go on; definitions added live (through `xprobe ctl` and through the
+// tracefs-compatible mount's echo) go in in every process still traced: one for the program
+// at once, one for a library no process has loaded yet in each that loads it later (and with
+// their return values, the functions' own results); the profile's counts are summed over the processes; xprobe
 // ends by itself when the last one is gone. A -p that cannot be attached is named and leaves
 // the others as they were; SIGINT lets every process run on untraced.
 #include <fcntl.h>
@@ -39,6 +40,12 @@ constexpr int kCalls = 20;  // multi_calls.c's calls per "go"
 std::string work_definition() {
   return fmt::format("p:xprobe_multi/work {}:multi_work id=%di:s32 call=%si:s32", MULTI_CALLS_PATH);
 }
+// Added live for an object every process maps already: it goes in in all of them at once.
+std::string return_definition() {
+  return fmt::format("r:xprobe_multi/work_ret {}:multi_work%return ret=$retval:s64", MULTI_CALLS_PATH);
+}
+// What multi_work(id, call) returns (programs/multi_calls.c).
+long work_result(int id, int call) { return (static_cast<long>(id) * 1000 + call) * 3 + 1; }
 std::string plugin_definition() { return fmt::format("p:xprobe_multi/plugin {}:plugin_compute x=%di:s32", PLUGIN_PATH); }
 
 std::string slurp(const std::string& path) {
@@ -299,12 +306,24 @@ TEST_P(MultiProcess, ThreeProcessesOneExitsALibraryLoadedLater) {
     session.ctl("enable xprobe_multi/plugin", &status);
     EXPECT_EQ(status, 0);
   }
+  // And one for the program itself, which a and c have mapped: in both at once.
+  std::string added;
+  if (surface.mount) {
+    session.in_mount(fmt::format("echo '{}' >> uprobe_events && echo 1 > events/xprobe_multi/work_ret/enable",
+                                 return_definition()),
+                     &status);
+  } else {
+    added = session.ctl(fmt::format("add '{}' 2>&1", return_definition()), &status);
+    if (status == 0) added += session.ctl("enable xprobe_multi/work_ret 2>&1", &status);
+  }
+  EXPECT_EQ(status, 0) << added;
   EXPECT_EQ(a.say(fmt::format("load {}", PLUGIN_PATH)), "loaded");
   const std::string profile = surface.mount ? session.in_mount("cat uprobe_profile") : session.ctl("stats");
   EXPECT_EQ(profile_hits(profile, "plugin"), 4) << profile;
   EXPECT_EQ(profile_hits(profile, "work"), 5 * kCalls) << profile;
   EXPECT_EQ(c.say(fmt::format("load {}", PLUGIN_PATH)), "loaded");
   EXPECT_EQ(a.say("go"), fmt::format("done {}", 3 * kCalls));
+  EXPECT_EQ(c.say("go"), fmt::format("done {}", 3 * kCalls));
 
   EXPECT_EQ(a.quit(), 0);
   EXPECT_EQ(tracer_of(c.pid()), session.pid());  // still traced: xprobe goes on for c
@@ -321,7 +340,7 @@ TEST_P(MultiProcess, ThreeProcessesOneExitsALibraryLoadedLater) {
   EXPECT_EQ(work.size(), 3u);
   EXPECT_EQ(work.count(a.pid()) ? work.at(a.pid()) : std::multiset<int>{}, numbers(0, 3 * kCalls));
   EXPECT_EQ(work.count(b.pid()) ? work.at(b.pid()) : std::multiset<int>{}, numbers(0, kCalls));
-  EXPECT_EQ(work.count(c.pid()) ? work.at(c.pid()) : std::multiset<int>{}, numbers(0, 2 * kCalls));
+  EXPECT_EQ(work.count(c.pid()) ? work.at(c.pid()) : std::multiset<int>{}, numbers(0, 3 * kCalls));
   const auto ids = events_by_pid(events, "work", "id");
   for (Program* program : {&a, &b, &c})
     if (ids.count(program->pid())) {
@@ -333,9 +352,20 @@ TEST_P(MultiProcess, ThreeProcessesOneExitsALibraryLoadedLater) {
   EXPECT_EQ(plugin.size(), 2u);
   EXPECT_EQ(plugin.count(a.pid()) ? plugin.at(a.pid()) : std::multiset<int>{}, numbers(10, 14));
   EXPECT_EQ(plugin.count(c.pid()) ? plugin.at(c.pid()) : std::multiset<int>{}, numbers(30, 34));
+  // The return probe added live: the calls a and c made after it went in, with their results.
+  std::map<pid_t, std::multiset<long>> returns;
+  for (const TraceEvent& e : events)
+    if (e.event == "work_ret") returns[e.tid].insert(std::stol(e.arg("ret")));
+  EXPECT_EQ(returns.size(), 2u);
+  for (Program* program : {&a, &c}) {
+    std::multiset<long> expected;
+    for (int call = 2 * kCalls; call < 3 * kCalls; ++call) expected.insert(work_result(program->id(), call));
+    EXPECT_EQ(returns.count(program->pid()) ? returns.at(program->pid()) : std::multiset<long>{}, expected);
+  }
   // The final profile: one line per probe, the processes' hits summed.
   const std::string diagnostics = session.diagnostics();
-  EXPECT_EQ(profile_hits(diagnostics, "work"), 6 * kCalls) << diagnostics;
+  EXPECT_EQ(profile_hits(diagnostics, "work"), 7 * kCalls) << diagnostics;
+  EXPECT_EQ(profile_hits(diagnostics, "work_ret"), 2 * kCalls) << diagnostics;
   EXPECT_EQ(profile_hits(diagnostics, "plugin"), 8) << diagnostics;
   if (surface.mount) {
     EXPECT_FALSE(session.mounted());
