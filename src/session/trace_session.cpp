@@ -2038,6 +2038,12 @@ int TraceSession::run() {
     report(Severity::Usage, "give a program to start (-- COMMAND [ARGS]) or a process to attach to (-p PID)");
     return 2;
   }
+  if (!options_.pids.empty() && !options_.command.empty()) {
+    // Said rather than one of them left out without a word.
+    report(Severity::Usage, fmt::format("give a program to start (-- {}) or processes to attach to (-p {}), not both",
+                                        options_.command.front(), options_.pids.front()));
+    return 2;
+  }
   if (!open_output()) return 2;
   // Interrupted before the program started (it was killed unstarted): the signal's status.
   if (!start_process()) return target::stop_requested() ? 128 + target::stop_signal() : 1;

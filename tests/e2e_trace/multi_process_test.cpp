@@ -416,6 +416,28 @@ TEST_P(MultiProcessEngines, InterruptLetsEveryProcessRunOn) {
   EXPECT_EQ(profile_hits(session.diagnostics(), "work"), 3 * kCalls) << session.diagnostics();
 }
 
+// -p and a program to start at once: refused before anything is attached or started.
+TEST(MultiProcessUsage, PidsAndAProgramTogetherAreRefused) {
+  Program a(1);
+  const std::string marker = fmt::format("/tmp/xprobe-multi-started-{}", getpid());
+  const std::string command =
+      fmt::format("'{}' trace -p {} -e '{}' -- /bin/touch '{}' 2>&1", XPROBE_PATH, a.pid(), work_definition(), marker);
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string said;
+  char buffer[4096];
+  for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) said.append(buffer, n);
+  const int status = pclose(pipe);
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 2) << said;
+  EXPECT_EQ(said, fmt::format("xprobe trace: give a program to start (-- /bin/touch) or processes to attach to (-p {}), "
+                              "not both\n",
+                              a.pid()));
+  EXPECT_NE(access(marker.c_str(), F_OK), 0);  // never started
+  EXPECT_EQ(tracer_of(a.pid()), 0);
+  EXPECT_EQ(a.say("go"), fmt::format("done {}", kCalls));
+  EXPECT_EQ(a.quit(), 0);
+  unlink(marker.c_str());
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, MultiProcessEngines, ::testing::Values("trap", "jump"));
 INSTANTIATE_TEST_SUITE_P(Engines, MultiProcess,
                          ::testing::Values(Surface{"trap", false}, Surface{"jump", false}, Surface{"trap", true},
