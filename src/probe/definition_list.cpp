@@ -10,9 +10,7 @@
 namespace xprobe::probe {
 namespace {
 
-bool same_event(const ProbeDefinition& a, const ProbeDefinition& b) {
-  return a.group == b.group && a.event == b.event;
-}
+std::string event_key(const ProbeDefinition& definition) { return definition.group + "/" + definition.event; }
 
 // Where word `index` of a definition's command starts (0: the head, 1: the place, 2...: the
 // arguments; the command's words are joined by single spaces). For a word the command does
@@ -79,9 +77,11 @@ std::optional<ParseError> DefinitionList::apply(ProbeDefinition definition) {
 
 std::optional<ParseError> DefinitionList::add(ProbeDefinition definition) {
   // A glob without a name names one event per match, decided later: nothing to compare yet.
+  std::vector<size_t>* same_event = nullptr;
   if (!definition.event.empty()) {
-    for (const ProbeDefinition& existing : definitions_) {
-      if (!same_event(existing, definition)) continue;
+    same_event = &by_event_[event_key(definition)];
+    for (size_t position : *same_event) {
+      const ProbeDefinition& existing = definitions_[position];
       if (existing.kind != definition.kind) {
         return parse_error_at(definition.command, word_column(definition, 0), msg::kDiffProbeType);
       }
@@ -93,14 +93,24 @@ std::optional<ParseError> DefinitionList::add(ProbeDefinition definition) {
       }
     }
   }
+  if (same_event != nullptr) same_event->push_back(definitions_.size());
   definitions_.push_back(std::move(definition));
   return std::nullopt;
+}
+
+void DefinitionList::index_all() {
+  by_event_.clear();
+  for (size_t i = 0; i < definitions_.size(); ++i)
+    if (!definitions_[i].event.empty()) by_event_[event_key(definitions_[i])].push_back(i);
 }
 
 std::optional<ParseError> DefinitionList::remove(const ProbeDefinition& deletion) {
   const size_t before = definitions_.size();
   std::erase_if(definitions_, [&](const ProbeDefinition& d) { return deletion_matches(deletion, d); });
-  if (definitions_.size() != before) return std::nullopt;
+  if (definitions_.size() != before) {
+    index_all();  // positions moved
+    return std::nullopt;
+  }
   const std::string what = deletion.event.empty() ? fmt::format("events of group {}", deletion.group)
                                                   : fmt::format("definition of {}{}", deletion.group_given
                                                                                           ? deletion.group + "/"

@@ -9,6 +9,8 @@
 //     group, "-:EVENT" the event in whichever group has it, and "-:GRP/EVENT PLACE [ARGS]"
 //     only the probe points whose place and first arguments read like those words.
 #include <optional>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "probe/definition.h"
@@ -32,7 +34,11 @@ class DefinitionList {
  private:
   std::optional<ParseError> add(ProbeDefinition definition);
   std::optional<ParseError> remove(const ProbeDefinition& deletion);
+  void index_all();
   std::vector<ProbeDefinition> definitions_;
+  // GRP/EVENT -> the positions of its definitions in definitions_, in order: a new
+  // definition is compared only with its event's (10,000 events must not cost 10,000^2/2).
+  std::unordered_map<std::string, std::vector<size_t>> by_event_;
 };
 
 }  // namespace xprobe::probe
