@@ -423,15 +423,17 @@ Result<uint64_t> Process::remote_mmap_near(pid_t tid, uint64_t near, uint64_t si
   size = (size + kPageSize - 1) & ~(kPageSize - 1);
   constexpr uint64_t kMapFixedNoReplace = 0x100000;
   int64_t refusal = 0;  // the last mmap's error
+  bool all_enomem = true;
   for (uint64_t start : free_ranges_near(*layout, near, size, reach, highest_end)) {
     uint64_t args[] = {start, size, static_cast<uint64_t>(prot), MAP_PRIVATE | MAP_ANONYMOUS | kMapFixedNoReplace,
                        ~uint64_t{0}, 0};
     auto mapped = remote_syscall(tid, SYS_mmap, args);
     if (!mapped) return mapped.error();
     if (*mapped < 0 && *mapped > -4096) {
+      // ENOMEM for every range: out of memory or address space (its RLIMIT_AS). One range alone
+      // may give it too (above what a 32-bit process can address).
+      all_enomem = all_enomem && -*mapped == ENOMEM;
       refusal = -*mapped;
-      // Out of memory or address space (its RLIMIT_AS): no other range does better.
-      if (refusal == ENOMEM) break;
       continue;
     }
     uint64_t address = static_cast<uint64_t>(*mapped);
@@ -440,7 +442,7 @@ Result<uint64_t> Process::remote_mmap_near(pid_t tid, uint64_t near, uint64_t si
     // Its own failure leaves an unused anonymous mapping, nothing the program could notice.
     (void)remote_munmap(tid, address, size);
   }
-  if (refusal == ENOMEM)
+  if (refusal != 0 && all_enomem)
     return make_error(fmt::format("process {} may not map {} more bytes (mmap: {}): its address-space limit (RLIMIT_AS, "
                                   "see prlimit --pid {}), its number of mappings (vm.max_map_count) or the system's memory is exhausted",
                                   pid_, size, std::strerror(ENOMEM), pid_));
