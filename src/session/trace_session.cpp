@@ -1529,7 +1529,7 @@ void TraceSession::watch_functions(std::initializer_list<const char*> names, std
   if (!jump_engine_ || jump_engine_->probe_count() == 0) return;
   for (const probe::LoadedModule& module : modules_.modules()) {
     for (const char* name : names) {
-      for (const elf::Symbol* symbol : module.elf->find_symbols(name)) {
+      for (const elf::Symbol* symbol : module.elf->symbols_named(name)) {
         if (symbol->kind != elf::SymbolKind::Function) continue;
         const uint64_t address = symbol->address + module.bias;
         if (watched.insert(address).second) (void)engine_->add_internal_breakpoint(address, callback);
@@ -1591,7 +1591,7 @@ void TraceSession::watch_dynamic_linker() {
   // list of loaded objects: debuggers stop there, and so does xprobe, to plant the probes of
   // libraries that were not loaded yet.
   for (const probe::LoadedModule& module : modules_.modules()) {
-    for (const elf::Symbol* symbol : module.elf->find_symbols("_dl_debug_state")) {
+    for (const elf::Symbol* symbol : module.elf->symbols_named("_dl_debug_state")) {
       const uint64_t address = symbol->address + module.bias;
       if (rendezvous_ && rendezvous_address_ == address) return;
       auto id = engine_->add_internal_breakpoint(address, [this](const probe::engine::HitContext&) {
