@@ -20,7 +20,7 @@ struct TraceOptions {
   std::vector<session::SessionConfig::AggregationOption> aggregations;  // in the order given
   unsigned interval = 0;
   bool clear = false;
-  pid_t pid = 0;                         // -p
+  std::vector<pid_t> pids;               // -p, repeatable
   std::string output;                    // -o
   std::string format{trace::default_output_format().name};
   session::EngineChoice engine = session::EngineChoice::Auto;
@@ -51,6 +51,11 @@ class StderrDiagnostics final : public session::Diagnostics {
   void tracing_ended(const trace::EventCatalog& catalog, const trace::ProbeStatistics& statistics) override {
     fmt::print(stderr, "{}", summary_ ? trace::format_summary(catalog, statistics) : trace::format_profile(catalog, statistics));
     if (statistics.dropped() != 0) fmt::print(stderr, "xprobe: {} events were dropped\n", statistics.dropped());
+    if (statistics.overwritten() != 0)
+      fmt::print(stderr,
+                 "xprobe: {} events were overwritten in the buffer behind trace and trace_pipe (buffer_size_kb) "
+                 "before they were read there (-o or stdout has them)\n",
+                 statistics.overwritten());
   }
 
  private:
@@ -67,7 +72,7 @@ int run_trace(const TraceOptions& options, const std::vector<std::string>& progr
   for (const std::string& file : options.files) config.definitions.push_back({session::DefinitionSource::Kind::File, file});
   for (const std::string& text : options.definitions)
     config.definitions.push_back({session::DefinitionSource::Kind::Text, text});
-  config.pid = options.pid;
+  config.pids = options.pids;
   config.command = program;
   config.output_path = options.output;
   config.format = trace::find_output_format(options.format);  // one of them: checked while parsing
@@ -137,8 +142,11 @@ CommandRunner add_trace_command(CLI::App& app, const std::vector<std::string>& p
       ->type_name("SECONDS")
       ->check(CLI::Range(1u, 86400u));
   cmd->add_flag("--clear", options->clear, "with --interval: empty the aggregations after each print.\n  --interval 1 --clear");
-  cmd->add_option("-p,--pid", options->pid, "attach to this running process (every thread) instead of starting one.\n"
-                                             "  -p $(pidof nginx)")
+  cmd->add_option("-p,--pid", options->pids,
+                  "attach to this running process (every thread) instead of starting one; repeatable: one session "
+                  "traces them all, each definition in every one that maps its object, each event with its own "
+                  "pid; xprobe ends when all of them are gone.\n"
+                  "  -p $(pidof nginx)   -p 1234 -p 5678")
       ->type_name("PID");
   cmd->add_option("-o,--output", options->output, "write the events to this file (default: stdout); with --format ctf, the trace directory.\n  -o trace.txt")
       ->type_name("FILE");
@@ -176,7 +184,7 @@ CommandRunner add_trace_command(CLI::App& app, const std::vector<std::string>& p
       ->type_name("DIR");
   cmd->add_option("--buffer-size-kb", options->buffer_size_kb,
                   "with --ctl or --control: the in-memory event buffer that trace and trace-pipe read (the oldest events are "
-                  "overwritten when it is full).\n  --buffer-size-kb 4096")
+                  "overwritten when it is full, counted and said at the end; -o still gets them).\n  --buffer-size-kb 4096")
       ->check(CLI::Range(1u, 1u << 22));
   cmd->footer(
       "After --: the program to start and its arguments (passed to it untouched).\n\n"

@@ -9,6 +9,7 @@ void EventBuffer::fit(size_t incoming) {
     bytes_ -= lines_.front().size();
     lines_.pop_front();
     ++overwritten_;
+    ++overrun_;
   }
 }
 
@@ -16,9 +17,9 @@ void EventBuffer::push(std::string_view line) {
   {
     std::lock_guard lock(mutex_);
     if (!recording_) return;
-    ++written_;
     if (line.size() > capacity_) {  // would not fit even alone
       ++overwritten_;
+      ++overrun_;
       return;
     }
     fit(line.size());
@@ -42,7 +43,7 @@ EventBuffer::Snapshot EventBuffer::snapshot_with_counts() const {
   snapshot.text.reserve(bytes_);
   for (const std::string& line : lines_) snapshot.text += line;
   snapshot.entries = lines_.size();
-  snapshot.written = written_;
+  snapshot.written = lines_.size() + overrun_;
   return snapshot;
 }
 
@@ -60,6 +61,7 @@ void EventBuffer::clear() {
   std::lock_guard lock(mutex_);
   lines_.clear();
   bytes_ = 0;
+  overrun_ = 0;
 }
 
 std::string EventBuffer::take(const std::function<bool()>& give_up, unsigned poll_ms) {

@@ -25,7 +25,9 @@ class EventBuffer {
   struct Snapshot {
     std::string text;
     uint64_t entries = 0;  // events held
-    uint64_t written = 0;  // events pushed since the start (held, overwritten or consumed)
+    // As the kernel's entries-written: those held and those overwritten, since the buffer was
+    // last cleared (consumed events count in neither).
+    uint64_t written = 0;
   };
   Snapshot snapshot_with_counts() const;
   void set_recording(bool on);
@@ -41,6 +43,7 @@ class EventBuffer {
   size_t capacity() const;
   // A smaller capacity drops the oldest events now (counted as overwritten).
   void set_capacity(size_t bytes);
+  // Every event overwritten since the start (a clear does not forget them).
   uint64_t overwritten() const;
 
  private:
@@ -51,7 +54,7 @@ class EventBuffer {
   size_t bytes_ = 0;
   size_t capacity_;
   uint64_t overwritten_ = 0;
-  uint64_t written_ = 0;
+  uint64_t overrun_ = 0;  // overwritten since the last clear
   bool recording_ = true;
   bool closed_ = false;
 };

@@ -51,6 +51,7 @@
 #include "probe/resolve/symbolizer.h"
 #include "supervisor/all_threads_stopped.h"
 #include "supervisor/supervisor.h"
+#include "supervisor/supervisor_group.h"
 #include "target/proc_queries.h"
 #include "target/process.h"
 #include "target/wait.h"
@@ -79,7 +80,10 @@ std::string read_link(const std::string& path) {
   return std::string(buffer, static_cast<size_t>(n));
 }
 
+struct TracedProcess;
+
 struct PlantedProbe {
+  TracedProcess* process = nullptr;  // the one it is planted in
   size_t definition = 0;  // index into TraceSession::definitions_
   uint32_t catalog_id = 0;
   probe::ProbeFetchPlan plan;
@@ -112,14 +116,21 @@ struct Aggregation {
   bool latency() const { return summary && summary->spec().kind == trace::SummaryKind::Latency; }
 };
 
-class TraceSession final : public supervisor::Participant, public probe::engine::ReturnSiteHost, public LiveSession {
- public:
-  TraceSession(const SessionConfig& config, Diagnostics& diagnostics) : options_(config), diagnostics_(diagnostics) {}
-  ~TraceSession() override {
-    close_control_surfaces();
-    if (supervisor_) supervisor_->leave(*this);
+class TraceSession;
+
+// One traced process of the session (-p may be given several times): what is its own. The
+// process, its supervisor and both engines; its address space (the objects it maps, the SDT
+// semaphores raised in it, the internal breakpoints that watch its dynamic linker, entry,
+// exec and seccomp calls); which definitions still wait for an object it has not loaded.
+// Everything else (definitions, enable state, filters, aggregations, output, counts, the
+// control surfaces) is the session's, shared by all its processes.
+struct TracedProcess final : public supervisor::Participant, public probe::engine::ReturnSiteHost {
+  explicit TracedProcess(TraceSession& owner) : session(owner) {}
+  ~TracedProcess() override {
+    if (supervisor) supervisor->leave(*this);
   }
-  int run();
+  TracedProcess(const TracedProcess&) = delete;
+  TracedProcess& operator=(const TracedProcess&) = delete;
 
   // supervisor::Participant: after an exec the definitions are resolved again in the new
   // image; a thread's name and CPU are not asked for again once it is gone.
@@ -128,19 +139,60 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   // SDT semaphores raised for the probes are taken back when they go, and in forked children
   // that are let go.
   Status remove_patches() override {
-    if (process_) semaphores_.lower_all(*process_);
+    if (process) semaphores.lower_all(*process);
     return {};
   }
-  void clean_forked_child(target::Process& child) override { semaphores_.lower_all(child); }
+  void clean_forked_child(target::Process& child) override { semaphores.lower_all(child); }
 
   // probe::engine::ReturnSiteHost
   Result<arch::JumpPatchFunction> describe_return_site(uint64_t address) override {
-    return return_site_function(address, modules_);
+    return return_site_function(address, modules);
   }
   void return_site_not_patched(uint64_t address, const std::string& why) override;
   Status watch_return_site(uint64_t address) override;
 
+  TraceSession& session;
+  std::unique_ptr<target::Process> process;
+  std::unique_ptr<supervisor::Supervisor> supervisor;
+  std::unique_ptr<probe::engine::TrapEngine> engine;
+  std::unique_ptr<probe::engine::JumpEngine> jump_engine;
+  std::string jump_unusable;  // why the process cannot have jump-optimized probes
+  probe::ModuleMap modules;
+  std::string main_executable;
+  SdtSemaphores semaphores;
+  std::vector<size_t> pending;  // indices into TraceSession::definitions_ not planted here yet
+  std::optional<probe::engine::ProbeId> rendezvous;
+  uint64_t rendezvous_address = 0;
+  // The startup objects are relocated (IFUNC choices are in their GOT slots): at once for an
+  // attached process, at the program's entry point for one started here or after an exec.
+  bool relocated = false;
+  std::optional<probe::engine::ProbeId> entry_watch;
+  std::set<uint64_t> exec_watches;
+  std::set<uint64_t> seccomp_watches;
+  bool jumps_demoted = false;
+  bool ended = false;  // its tracing is over (it exited, or was detached): nothing is planted in it
+};
+
+// The session joins the loop of its processes (supervisor_group.h) for what is done once a
+// turn: the live requests, the interval's aggregations.
+class TraceSession final : public supervisor::Participant, public LiveSession {
+ public:
+  TraceSession(const SessionConfig& config, Diagnostics& diagnostics) : options_(config), diagnostics_(diagnostics) {}
+  ~TraceSession() override { close_control_surfaces(); }
+  int run();
+
  private:
+  friend struct TracedProcess;
+  void on_exec(TracedProcess& p);
+  void on_thread_exited(pid_t tid);
+  void return_site_not_patched(uint64_t address, const std::string& why);
+  Status watch_return_site(TracedProcess& p, uint64_t address);
+  // The process's tracing is over: its agent's last records read, its probes gone (their counts stay).
+  void process_ended(TracedProcess& p, const Result<supervisor::RunResult>& how);
+  TracedProcess* first_live_process();
+  void drain_jump_engines();
+  Status attach_processes();
+
   bool parse_definitions();
   // The --filter options and the definitions' `if EXPR`, checked against the events they name.
   bool set_filters();
@@ -162,7 +214,8 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   std::optional<std::vector<probe::AgentAggregationSpec>> agent_aggregations_of(const PlantedProbe& planted) const;
   // The agent's tables read, so the tracer's tables are whole.
   void collect_agent_aggregations() {
-    if (jump_engine_) jump_engine_->collect_aggregations();
+    for (auto& p : processes_)
+      if (p->jump_engine && !p->ended) p->jump_engine->collect_aggregations();
   }
   // --interval: prints (and with --clear empties) the aggregations when the interval is over.
   void print_interval_if_due();
@@ -216,34 +269,35 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   void report_unmatched();
   bool open_output();
   bool start_process();
-  void rebuild_modules();
+  void rebuild_modules(TracedProcess& p);
   // The main executable's read-only segments, for the agent to read without a system call.
-  void publish_readable_ranges();
+  void publish_readable_ranges(TracedProcess& p);
   // A Go program: both engines follow return probes per goroutine.
-  void follow_goroutines_if_go();
+  void follow_goroutines_if_go(TracedProcess& p);
   // Resolves, checks and plants the definitions still waiting. At start (strict) any error
   // or refusal stops xprobe before anything is planted; later (dlopen, exec) it is reported
   // and that definition is dropped.
-  bool plant_pending(bool strict);
+  bool plant_pending(TracedProcess& p, bool strict);
+  uint32_t catalog_entry(const TracedProcess& p, size_t definition, trace::EventDescription&& described);
   // Register names, $argN and default types depend on the architecture of the code probed
   // (an i386 program, or one exec'ed by the program): the definitions are parsed again for it.
   bool parse_for_arch(insn::Arch arch);
-  bool resolve_relocations(probe::ProbeFetchPlan& plan, const std::string& module_path);
-  void watch_dynamic_linker();
-  void watch_program_entry();
+  bool resolve_relocations(TracedProcess& p, probe::ProbeFetchPlan& plan, const std::string& module_path);
+  void watch_dynamic_linker(TracedProcess& p);
+  void watch_program_entry(TracedProcess& p);
   enum class IfuncOutcome { Moved, NotYet, Resolver };
-  IfuncOutcome move_to_ifunc_choice(const probe::ProbeDefinition& definition, probe::ResolvedPoint& point);
+  IfuncOutcome move_to_ifunc_choice(TracedProcess& p, const probe::ProbeDefinition& definition, probe::ResolvedPoint& point);
   // An exec replaces the memory the jump engine's ring is in: a breakpoint on the exec calls
   // of the C library drains the ring just before (a raw execve system call is not seen).
-  void watch_exec_calls();
+  void watch_exec_calls(TracedProcess& p);
   // A program that puts itself under seccomp could forbid the agent's system calls: the
   // calls that install a filter (prctl, syscall(SYS_seccomp)) are watched, and from then on
   // every jump-optimized probe is a breakpoint.
-  void watch_seccomp_calls();
-  void demote_jumps();
+  void watch_seccomp_calls(TracedProcess& p);
+  void demote_jumps(TracedProcess& p);
   // An internal breakpoint on each function of these names in every loaded object (once per
   // address), while the jump engine has probes.
-  void watch_functions(std::initializer_list<const char*> names, std::set<uint64_t>& watched,
+  void watch_functions(TracedProcess& p, std::initializer_list<const char*> names, std::set<uint64_t>& watched,
                        const std::function<void(const probe::engine::HitContext&)>& callback);
   probe::engine::ProbeSpec breakpoint_spec(PlantedProbe& planted);
   trace::EventRecord fetch_event(const PlantedProbe& probe, const probe::engine::HitContext& hit,
@@ -253,7 +307,7 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   void on_lost(const PlantedProbe& probe, uint64_t count);
   // Return probes' entries that were not tracked (MAXACTIVE, too deep): hits without events.
   void on_missed(const PlantedProbe& probe, uint64_t count);
-  void start_jump_engine();
+  void start_jump_engine(TracedProcess& p);
   // Which of the ready probes become jumps: those jump_candidate() accepts whose patched
   // bytes hold no breakpoint (of another probe, or planted before).
   struct JumpChoice {
@@ -265,7 +319,7 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   void emit_return(const PlantedProbe& probe, const probe::engine::HitContext& at_return, uint64_t function,
                    uint64_t return_address, std::span<const uint64_t> saved);
   std::vector<uint64_t> save_at_entry(const PlantedProbe& probe, const probe::engine::HitContext& context);
-  void emit(trace::EventRecord&& record);
+  void emit(TracedProcess& p, trace::EventRecord&& record);
   std::optional<trace::ThreadProcess> process_of_thread(pid_t tid);
   // The writer's trailer, everything flushed, the counts reported.
   void end_output();
@@ -307,31 +361,21 @@ class TraceSession final : public supervisor::Participant, public probe::engine:
   uint64_t next_interval_ns_ = 0;
   pid_t counter_pid_ = 0;             // the process the counters are tracks of
   std::string counter_process_name_;  // its name while it could still be asked
-  std::vector<size_t> pending_;  // indices into definitions_
   insn::Arch definitions_arch_ = arch::host_arch();  // what definitions_ were parsed for
-  std::unique_ptr<target::Process> process_;
-  std::unique_ptr<supervisor::Supervisor> supervisor_;
-  std::unique_ptr<probe::engine::TrapEngine> engine_;
-  std::unique_ptr<probe::engine::JumpEngine> jump_engine_;
-  std::string jump_unusable_;  // why the process cannot have jump-optimized probes
-  probe::ElfCache elf_cache_;
-  probe::ModuleMap modules_;
-  std::string main_executable_;
+  probe::ElfCache elf_cache_;  // before the processes: their module maps point into it
+  // In the order of -p (or the one started); never removed before the session ends: the
+  // planted probes point to them.
+  std::deque<std::unique_ptr<TracedProcess>> processes_;
+  TracedProcess* symbolizing_in_ = nullptr;  // the process of the event being written
+  std::optional<supervisor::RunResult> first_end_;  // how the first process's tracing ended
+  bool process_failed_ = false;  // a process's tracing ended in an error
+  uint64_t ring_records_ = 0;    // read from every process's agent ring
+  bool ring_used_ = false;
   std::unique_ptr<CommCache> comms_;
-  SdtSemaphores semaphores_;
   std::unique_ptr<CpuReader> cpus_;
   trace::EventCatalog catalog_;
   trace::ProbeStatistics statistics_;
   std::deque<PlantedProbe> planted_;
-  std::optional<probe::engine::ProbeId> rendezvous_;
-  // The startup objects are relocated (IFUNC choices are in their GOT slots): at once for an
-  // attached process, at the program's entry point for one started here or after an exec.
-  bool relocated_ = false;
-  std::optional<probe::engine::ProbeId> entry_watch_;
-  std::set<uint64_t> exec_watches_;
-  std::set<uint64_t> seccomp_watches_;
-  bool jumps_demoted_ = false;
-  uint64_t rendezvous_address_ = 0;
   std::unique_ptr<trace::EventOutput> output_;
   std::unique_ptr<trace::EventWriter> writer_;
   std::string line_;
@@ -358,7 +402,7 @@ bool TraceSession::parse_definitions() {
   std::vector<probe::ProbeDefinition> parsed;
   // Source-level lines (perf probe's places, variables, SDT markers) become kernel-syntax
   // definitions first.
-  SourceExpansion sources(options_.pid != 0 ? read_link(fmt::format("/proc/{}/exe", options_.pid))
+  SourceExpansion sources(!options_.pids.empty() ? read_link(fmt::format("/proc/{}/exe", options_.pids.front()))
                                             : program_path(options_.command.empty() ? "" : options_.command.front()));
   auto parse_line = [&](std::string_view whole_line, const std::string& file, size_t line_number) {
     const probe::filter::DefinitionAndFilter split = probe::filter::split_trailing_filter(whole_line);
@@ -425,7 +469,6 @@ bool TraceSession::parse_definitions() {
   }
   defined_.assign(definitions_.size(), true);
   starts_enabled_.assign(definitions_.size(), true);
-  for (size_t i = 0; i < definitions_.size(); ++i) pending_.push_back(i);
   return check_named_binaries() && set_filters() && set_aggregations();
 }
 
@@ -523,7 +566,14 @@ bool TraceSession::needs_user_stack(const std::string& group_event) const {
 }
 
 trace::HistTable::Symbolize TraceSession::hist_symbolizer() const {
-  return [symbolizer = std::make_shared<probe::Symbolizer>(modules_)](uint64_t address, bool with_offset) {
+  // Of the first process still traced: a table's addresses are not told apart by process.
+  const TracedProcess* in = nullptr;
+  for (const auto& p : processes_)
+    if (in == nullptr || (in->ended && !p->ended)) in = p.get();
+  static const probe::ModuleMap none;
+  // The symbolizer keeps a reference to the map: the process's own, which lives as long as the session.
+  const probe::ModuleMap& modules = in != nullptr ? in->modules : none;
+  return [symbolizer = std::make_shared<probe::Symbolizer>(modules)](uint64_t address, bool with_offset) {
     // The bare address where no symbol covers it; the kernel's sprint_symbol_no_offset(): the name alone.
     std::string text = symbolizer->symbolize(address).value_or(fmt::format("{:#x}", address));
     if (!with_offset) text = text.substr(0, text.find('+'));
@@ -590,7 +640,7 @@ void TraceSession::print_interval_if_due() {
   if (next_interval_ns_ == 0) next_interval_ns_ = now + uint64_t{options_.interval_seconds} * 1000000000ull;
   if (now < next_interval_ns_) return;
   next_interval_ns_ = now + uint64_t{options_.interval_seconds} * 1000000000ull;
-  if (jump_engine_) jump_engine_->drain();
+  drain_jump_engines();
   collect_agent_aggregations();
   write_aggregations(now, true);
   output_->flush();
@@ -684,15 +734,20 @@ bool TraceSession::check_named_binary(const probe::ProbeDefinition& definition) 
 
 std::optional<trace::ThreadProcess> TraceSession::process_of_thread(pid_t tid) {
   // A thread gone before its event was written (jump-probe records are read later) belonged,
-  // as far as anyone can tell now, to the traced process.
+  // as far as anyone can tell now, to the traced process whose event is being written.
   const std::optional<pid_t> pid = target::thread_group_of(tid);
-  if (!pid && !process_) return std::nullopt;
-  const pid_t process = pid ? *pid : process_->pid();
+  const TracedProcess* in = symbolizing_in_ != nullptr ? symbolizing_in_ : (processes_.empty() ? nullptr : processes_.front().get());
+  if (!pid && in == nullptr) return std::nullopt;
+  const pid_t process = pid ? *pid : in->process->pid();
   return trace::ThreadProcess{process, comms_ ? comms_->comm(process) : std::string()};
 }
 
+// A definition that went in nowhere: every process still waited for its object.
 void TraceSession::report_unmatched() {
-  for (size_t index : pending_)
+  std::set<size_t> waiting;
+  for (const auto& p : processes_) waiting.insert(p->pending.begin(), p->pending.end());
+  for (const PlantedProbe& planted : planted_) waiting.erase(planted.definition);
+  for (size_t index : waiting)
     if (defined_[index])
     warning(fmt::format("'{}': no object named '{}' was loaded while tracing: the probe never went in",
                         definitions_[index].command, definitions_[index].place.binary));
@@ -728,7 +783,12 @@ bool TraceSession::open_output() {
   }
   const bool terminal = fd == STDOUT_FILENO && isatty(STDOUT_FILENO) != 0;
   output_ = std::make_unique<trace::EventOutput>(fd, owns, terminal, statistics_);
-  trace::FormatContext context{catalog_, [this](uint64_t address) { return probe::Symbolizer(modules_).symbolize(address); },
+  trace::FormatContext context{catalog_, [this](uint64_t address) -> std::optional<std::string> {
+                                 // In the process of the event being written (or the first one).
+                                 const TracedProcess* in = symbolizing_in_ != nullptr ? symbolizing_in_ : first_live_process();
+                                 if (in == nullptr) return std::nullopt;
+                                 return probe::Symbolizer(in->modules).symbolize(address);
+                               },
                                options_.irq_info, static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN)),
                                [this](int32_t tid) { return process_of_thread(tid); },
                                options_.format->prepare_directory ? options_.output_path : std::string()};
@@ -737,67 +797,127 @@ bool TraceSession::open_output() {
 }
 
 bool TraceSession::start_process() {
-  if (options_.pid != 0) {
-    auto attached = target::Process::attach(options_.pid);
+  comms_ = std::make_unique<CommCache>();
+  cpus_ = std::make_unique<CpuReader>();
+  std::set<pid_t> seen;
+  for (pid_t pid : options_.pids) {
+    if (!seen.insert(pid).second) continue;  // -p 12 -p 12: one process
+    auto attached = target::Process::attach(pid);
     if (!attached) {
-      error(fmt::format("cannot attach to process {}: {}", options_.pid, attached.error().message));
+      error(fmt::format("cannot attach to process {}: {}", pid, attached.error().message));
+      // The processes attached before it run on as they were: nothing is planted yet.
+      for (auto& other : processes_) static_cast<void>(other->process->detach());
+      processes_.clear();
       return false;
     }
-    process_ = std::move(attached.value());
-  } else {
+    processes_.push_back(std::make_unique<TracedProcess>(*this));
+    processes_.back()->process = std::move(attached.value());
+  }
+  if (options_.pids.empty()) {
     auto launched = target::Process::launch(options_.command);
     if (!launched) {
       error(fmt::format("cannot start '{}': {}", options_.command.front(), launched.error().message));
       return false;
     }
-    process_ = std::move(launched.value());
+    processes_.push_back(std::make_unique<TracedProcess>(*this));
+    processes_.back()->process = std::move(launched.value());
   }
-  main_executable_ = read_link(fmt::format("/proc/{}/exe", process_->pid()));
-  comms_ = std::make_unique<CommCache>();
-  cpus_ = std::make_unique<CpuReader>();
-  counter_pid_ = process_->pid();
+  for (auto& p : processes_) p->main_executable = read_link(fmt::format("/proc/{}/exe", p->process->pid()));
+  counter_pid_ = processes_.front()->process->pid();
   return true;
 }
 
-void TraceSession::rebuild_modules() {
-  auto maps = process_->maps();
+TracedProcess* TraceSession::first_live_process() {
+  for (auto& p : processes_)
+    if (!p->ended) return p.get();
+  return processes_.empty() ? nullptr : processes_.front().get();
+}
+
+void TraceSession::drain_jump_engines() {
+  for (auto& p : processes_)
+    if (p->jump_engine && !p->ended) p->jump_engine->drain();
+}
+
+void TraceSession::process_ended(TracedProcess& p, const Result<supervisor::RunResult>& how) {
+  if (p.ended) return;
+  p.ended = true;
+  if (p.jump_engine) {
+    p.jump_engine->finish();
+    if (p.jump_engine->probe_count() != 0 || p.jump_engine->records_read() != 0) {
+      ring_records_ += p.jump_engine->records_read();
+      ring_used_ = true;
+    }
+  }
+  // Return probes on breakpoints: entries the trap engine could not track (MAXACTIVE), and
+  // frames it gave up without a return.
+  for (PlantedProbe& planted : planted_) {
+    if (planted.process != &p) continue;
+    if (!planted.jumped && planted.is_return && p.engine) {
+      for (probe::engine::ProbeId id : planted.trap_ids) {
+        on_missed(planted, p.engine->stats(id).misses);
+        statistics_.counters(planted.catalog_id).add_unwound(p.engine->stats(id).discarded);
+      }
+    }
+    planted.removed = true;  // its counts stay
+    planted.trap_in = false;
+  }
+  const bool several = processes_.size() > 1;
+  if (!how) {
+    process_failed_ = true;
+    error(several ? fmt::format("process {}: {}", p.process->pid(), how.error().message) : how.error().message);
+  } else if (several) {
+    switch (how->end) {
+      case supervisor::RunEnd::Exited:
+        report(Severity::Note, fmt::format("process {} exited with status {}", p.process->pid(), how->exit_status));
+        break;
+      case supervisor::RunEnd::Killed:
+        report(Severity::Note, fmt::format("process {} was killed by signal {}", p.process->pid(), how->signal));
+        break;
+      case supervisor::RunEnd::Detached: break;
+    }
+  }
+  if (&p == processes_.front().get()) first_end_ = how ? std::optional<supervisor::RunResult>(*how) : std::nullopt;
+}
+
+void TraceSession::rebuild_modules(TracedProcess& p) {
+  auto maps = p.process->maps();
   if (!maps) return;
-  modules_ = probe::ModuleMap::from_maps(*maps, elf_cache_, main_executable_,
-                                         fmt::format("/proc/{}/root", process_->pid()));
+  p.modules = probe::ModuleMap::from_maps(*maps, elf_cache_, p.main_executable,
+                                         fmt::format("/proc/{}/root", p.process->pid()));
 }
 
-void TraceSession::follow_goroutines_if_go() {
-  const probe::LoadedModule* main = modules_.main_executable();
+void TraceSession::follow_goroutines_if_go(TracedProcess& p) {
+  const probe::LoadedModule* main = p.modules.main_executable();
   const bool go = main != nullptr && main->elf && elf::is_go_program(*main->elf);
-  if (engine_) engine_->set_goroutine_frames(go);
-  if (jump_engine_) jump_engine_->set_goroutine_frames(go);
+  if (p.engine) p.engine->set_goroutine_frames(go);
+  if (p.jump_engine) p.jump_engine->set_goroutine_frames(go);
 }
 
-void TraceSession::publish_readable_ranges() {
-  if (!jump_engine_) return;
-  auto maps = process_->maps();
+void TraceSession::publish_readable_ranges(TracedProcess& p) {
+  if (!p.jump_engine) return;
+  auto maps = p.process->maps();
   if (!maps) return;
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
   for (const target::MapEntry& entry : *maps) {
-    if (entry.path != main_executable_ || !entry.readable || entry.writable || entry.shared) continue;
+    if (entry.path != p.main_executable || !entry.readable || entry.writable || entry.shared) continue;
     if (!ranges.empty() && ranges.back().second == entry.start) ranges.back().second = entry.end;
     else ranges.emplace_back(entry.start, entry.end);
   }
-  jump_engine_->set_readable_ranges(std::move(ranges));
+  p.jump_engine->set_readable_ranges(std::move(ranges));
 }
 
-bool TraceSession::resolve_relocations(probe::ProbeFetchPlan& plan, const std::string& module_path) {
+bool TraceSession::resolve_relocations(TracedProcess& p, probe::ProbeFetchPlan& plan, const std::string& module_path) {
   auto resolve = [&](probe::FetchProgram& program) {
     for (probe::Relocation& relocation : program.relocations) {
       if (relocation.kind == probe::Relocation::Kind::Symbol) {
-        auto address = probe::resolve_data_symbol(relocation.symbol, 0, modules_, module_path);
+        auto address = probe::resolve_data_symbol(relocation.symbol, 0, p.modules, module_path);
         if (!address) {
           error(fmt::format("argument {}: {}", program.name, address.error().message));
           return false;
         }
         relocation.address = *address;
       } else {
-        const probe::LoadedModule* module = modules_.find(module_path);
+        const probe::LoadedModule* module = p.modules.find(module_path);
         auto link = module ? module->elf->file_offset_to_address(relocation.file_offset) : std::nullopt;
         if (!link) {
           error(fmt::format("argument {}: file offset {:#x} is not loaded from {}", program.name,
@@ -818,6 +938,13 @@ bool TraceSession::resolve_relocations(probe::ProbeFetchPlan& plan, const std::s
 
 bool TraceSession::parse_for_arch(insn::Arch arch) {
   if (arch == definitions_arch_) return true;
+  if (processes_.size() > 1) {
+    // The definitions are parsed once for the session: for one architecture.
+    error(fmt::format("a process runs {} code, the session's definitions are for {}: one session traces processes "
+                      "of one architecture",
+                      insn::arch_name(arch), insn::arch_name(definitions_arch_)));
+    return false;
+  }
   probe::ParseOptions parse_options;
   parse_options.arch = arch;
   std::vector<probe::ProbeDefinition> reparsed;
@@ -834,9 +961,28 @@ bool TraceSession::parse_for_arch(insn::Arch arch) {
   return true;
 }
 
-bool TraceSession::plant_pending(bool strict) {
-  if (!parse_for_arch(engine_->arch())) {
-    pending_.clear();
+// The same probe point of the same definition in several processes is one event with one
+// line of counts (the kernel's uprobe_profile has one per probe, whatever maps the file): a
+// probe planted in another process gives its entry; one the process had before (an image
+// an exec replaced) does not.
+uint32_t TraceSession::catalog_entry(const TracedProcess& p, size_t definition, trace::EventDescription&& described) {
+  std::set<uint32_t> own;
+  for (const PlantedProbe& planted : planted_)
+    if (planted.process == &p) own.insert(planted.catalog_id);
+  for (const PlantedProbe& planted : planted_) {
+    const trace::EventDescription& known = catalog_[planted.catalog_id];
+    if (planted.process == &p || planted.definition != definition || own.contains(planted.catalog_id)) continue;
+    if (known.probe_point == described.probe_point && group_event_of(known) == group_event_of(described)) return planted.catalog_id;
+  }
+  const auto catalog_id = static_cast<uint32_t>(catalog_.size());
+  catalog_.push_back(std::move(described));
+  (void)statistics_.counters(catalog_id);
+  return catalog_id;
+}
+
+bool TraceSession::plant_pending(TracedProcess& p, bool strict) {
+  if (!parse_for_arch(p.engine->arch())) {
+    p.pending.clear();
     return false;
   }
   struct Ready {
@@ -847,10 +993,10 @@ bool TraceSession::plant_pending(bool strict) {
   std::vector<Ready> ready;
   std::vector<size_t> still_pending;
   bool failed = false;
-  const insn::Arch arch = engine_->arch();  // of the code the process runs now
-  for (size_t index : pending_) {
+  const insn::Arch arch = p.engine->arch();  // of the code the process runs now
+  for (size_t index : p.pending) {
     const probe::ProbeDefinition& definition = definitions_[index];
-    auto resolution = probe::resolve_place(definition, modules_);
+    auto resolution = probe::resolve_place(definition, p.modules);
     if (!resolution) {
       error(resolution.error().message);
       failed = true;
@@ -864,7 +1010,7 @@ bool TraceSession::plant_pending(bool strict) {
     // has one, the whole definition waits (a glob's points go in together).
     bool waits_for_relocation = false;
     for (probe::ResolvedPoint& point : resolution->points) {
-      if (point.ifunc && move_to_ifunc_choice(definition, point) == IfuncOutcome::NotYet) waits_for_relocation = true;
+      if (point.ifunc && move_to_ifunc_choice(p, definition, point) == IfuncOutcome::NotYet) waits_for_relocation = true;
     }
     if (waits_for_relocation) {
       still_pending.push_back(index);
@@ -877,7 +1023,7 @@ bool TraceSession::plant_pending(bool strict) {
         continue;
       }
       probe::ProbeFetchPlan plan = probe::compile_fetch_plan(definition, arch);
-      if (!resolve_relocations(plan, point.module_path)) {
+      if (!resolve_relocations(p, plan, point.module_path)) {
         failed = true;
         continue;
       }
@@ -885,23 +1031,23 @@ bool TraceSession::plant_pending(bool strict) {
     }
   }
   if (failed && strict) return false;
-  pending_ = std::move(still_pending);
+  p.pending = std::move(still_pending);
 
   std::vector<JumpChoice> jumps(ready.size());
   std::vector<uint64_t> trap_addresses;
   for (size_t i = 0; i < ready.size(); ++i) {
     JumpChoice& choice = jumps[i];
-    if (!jump_engine_ || jumps_demoted_ || !arch::jump_arch(arch)) {
-      choice.why_not = !arch::jump_arch(arch) ? fmt::format("the process is {}", insn::arch_name(arch)) : jump_unusable_;
+    if (!p.jump_engine || p.jumps_demoted || !arch::jump_arch(arch)) {
+      choice.why_not = !arch::jump_arch(arch) ? fmt::format("the process is {}", insn::arch_name(arch)) : p.jump_unusable;
     } else if (needs_user_stack(group_event_of(trace::describe_event(definitions_[ready[i].definition])))) {
       // The agent would walk the frame pointers with a process_vm_readv per frame, inside the
       // program and in its time; the tracer does it at the breakpoint's stop.
       choice.why_not = "a hist is keyed on common_stacktrace: the agent does not walk stacks (a breakpoint does)";
     } else {
-      auto spec = jump_candidate(definitions_[ready[i].definition], ready[i].point, ready[i].plan, modules_);
+      auto spec = jump_candidate(definitions_[ready[i].definition], ready[i].point, ready[i].plan, p.modules);
       if (!spec) {
         choice.why_not = spec.error().message;
-      } else if (auto plan = jump_engine_->plan(*spec); !plan) {
+      } else if (auto plan = p.jump_engine->plan(*spec); !plan) {
         choice.why_not = plan.error().message;
       } else {
         spec->patch = std::move(*plan);
@@ -914,7 +1060,7 @@ bool TraceSession::plant_pending(bool strict) {
   for (JumpChoice& choice : jumps) {
     if (!choice.spec) continue;
     const uint64_t begin = choice.spec->patch->address, end = begin + choice.spec->patch->length;
-    bool clash = supervisor_->patches().claimed_by_other(*jump_engine_, begin, end);
+    bool clash = p.supervisor->patches().claimed_by_other(*p.jump_engine, begin, end);
     for (uint64_t address : trap_addresses) clash = clash || (address >= begin && address < end);
     if (clash) {
       choice.spec.reset();
@@ -935,15 +1081,14 @@ bool TraceSession::plant_pending(bool strict) {
     Ready& item = ready[i];
     probe::ProbeDefinition definition = definitions_[item.definition];
     definition.event = item.point.event;
-    const auto catalog_id = static_cast<uint32_t>(catalog_.size());
-    catalog_.push_back(trace::describe_event(definition, item.point.module_path));
-    catalog_.back().probe_point = describe_probe_point(item.point);
-    (void)statistics_.counters(catalog_id);
+    trace::EventDescription described = trace::describe_event(definition, item.point.module_path);
+    described.probe_point = describe_probe_point(item.point);
+    const uint32_t catalog_id = catalog_entry(p, item.definition, std::move(described));
     if (definition.place.ref_ctr_offset) {
       // The marker's semaphore (uprobe_events' REF_CTR_OFFSET, a file offset of the object).
-      const probe::LoadedModule* module = modules_.find(item.point.module_path);
+      const probe::LoadedModule* module = p.modules.find(item.point.module_path);
       const auto link = module ? module->elf->file_offset_to_address(*definition.place.ref_ctr_offset) : std::nullopt;
-      Status raised = link ? semaphores_.raise(*process_, *link + module->bias)
+      Status raised = link ? p.semaphores.raise(*p.process, *link + module->bias)
                            : Status(make_error(fmt::format("file offset {:#x} is not loaded from {}",
                                                            *definition.place.ref_ctr_offset, item.point.module_path)));
       if (!raised) {
@@ -953,21 +1098,22 @@ bool TraceSession::plant_pending(bool strict) {
       }
     }
     if (auto text = definition_filters_.find(definition.command); text != definition_filters_.end())
-      if (filters_.file_text(group_event_of(catalog_.back())) == "none") filters_.set_text(group_event_of(catalog_.back()), text->second);
+      if (filters_.file_text(group_event_of(catalog_[catalog_id])) == "none") filters_.set_text(group_event_of(catalog_[catalog_id]), text->second);
     std::optional<probe::filter::FilterError> refused_filter;
-    EventFilters::Filter filter = filters_.filter_for(catalog_.back(), &refused_filter);
+    EventFilters::Filter filter = filters_.filter_for(catalog_[catalog_id], &refused_filter);
     if (refused_filter) {
-      filter_refused(fmt::format("event {}", group_event_of(catalog_.back())), *refused_filter);
+      filter_refused(fmt::format("event {}", group_event_of(catalog_[catalog_id])), *refused_filter);
       if (strict) return false;
       continue;
     }
     PlantedProbe& planted = planted_.emplace_back();
+    planted.process = &p;
     planted.definition = item.definition;
-    planted.enabled = event_starts_enabled(group_event_of(catalog_.back()), item.definition);
+    planted.enabled = event_starts_enabled(group_event_of(catalog_[catalog_id]), item.definition);
     planted.filter = std::move(filter);
     bool latency = false;
     for (size_t a = 0; a < aggregations_.size(); ++a) {
-      if (aggregations_[a].removed || aggregations_[a].group_event != group_event_of(catalog_.back())) continue;
+      if (aggregations_[a].removed || aggregations_[a].group_event != group_event_of(catalog_[catalog_id])) continue;
       planted.aggregations.push_back(a);
       latency = latency || aggregations_[a].latency();
     }
@@ -981,7 +1127,7 @@ bool TraceSession::plant_pending(bool strict) {
     planted.address = item.point.address;
     planted.is_return = definition.kind == probe::ProbeKind::Return;
     planted.max_active = definition.maxactive.value_or(0);
-    planted.needs_stack = needs_user_stack(group_event_of(catalog_.back()));
+    planted.needs_stack = needs_user_stack(group_event_of(catalog_[catalog_id]));
     planted.at_function_entry = item.point.function_address != 0 && item.point.address == item.point.function_address;
 
     if (jumps[i].spec && planted.entry_clock_slot) {
@@ -1002,7 +1148,7 @@ bool TraceSession::plant_pending(bool strict) {
         emit_return(planted, c, planted.address, return_address, saved);
       };
       jump.disabled = !planted.enabled;
-      auto added = jump_engine_->add_probe(std::move(jump));
+      auto added = p.jump_engine->add_probe(std::move(jump));
       if (added) {
         planted.jumped = true;
         planted.jump_index = *added;
@@ -1015,7 +1161,7 @@ bool TraceSession::plant_pending(bool strict) {
       }
     }
     if (!planted.enabled) continue;  // a disabled breakpoint probe is not in the code
-    auto id = engine_->add_probe(breakpoint_spec(planted));
+    auto id = p.engine->add_probe(breakpoint_spec(planted));
     if (!id) {
       error(fmt::format("{}: {}", definition.command, id.error().message));
       planted.removed = true;
@@ -1050,18 +1196,19 @@ std::set<std::string> TraceSession::live_events() const {
 }
 
 Status TraceSession::switch_probe(PlantedProbe& planted, bool enabled) {
+  TracedProcess& p = *planted.process;
   if (planted.removed || planted.enabled == enabled) return {};
   planted.enabled = enabled;
   if (planted.jumped) {
-    jump_engine_->set_enabled(planted.jump_index, enabled);
+    p.jump_engine->set_enabled(planted.jump_index, enabled);
     return {};
   }
   if (!enabled) {
     if (!planted.trap_in) return {};
     planted.trap_in = false;
-    return engine_->remove_probe(planted.engine_id);
+    return p.engine->remove_probe(planted.engine_id);
   }
-  auto id = engine_->add_probe(breakpoint_spec(planted));
+  auto id = p.engine->add_probe(breakpoint_spec(planted));
   if (!id) {
     planted.enabled = false;
     return id.error();
@@ -1073,10 +1220,11 @@ Status TraceSession::switch_probe(PlantedProbe& planted, bool enabled) {
 }
 
 Status TraceSession::unplant_probe(PlantedProbe& planted) {
+  TracedProcess& p = *planted.process;
   if (planted.removed) return {};
   Status done;
-  if (planted.jumped) done = jump_engine_->remove_probe(planted.jump_index);
-  else if (planted.trap_in) done = engine_->remove_probe(planted.engine_id);
+  if (planted.jumped) done = p.jump_engine->remove_probe(planted.jump_index);
+  else if (planted.trap_in) done = p.engine->remove_probe(planted.engine_id);
   planted.trap_in = false;
   planted.enabled = false;
   planted.removed = true;
@@ -1098,8 +1246,13 @@ ControlReply TraceSession::execute(const ControlRequest& request) {
     case Verb::List: return ControlReply{0, list_live(), {}};
     case Verb::Stats: return ControlReply{0, profile_live(), {}};
     case Verb::Events: return ControlReply{0, events_live(), {}};
-    case Verb::Info:
-      return ControlReply{0, fmt::format("pid {}\ncommand {}\n", process_->pid(), main_executable_), {}};
+    case Verb::Info: {
+      // A pair of lines for each process still traced, in the order of -p.
+      std::string out;
+      for (const auto& p : processes_)
+        if (!p->ended) out += fmt::format("pid {}\ncommand {}\n", p->process->pid(), p->main_executable);
+      return ControlReply{0, out, {}};
+    }
     case Verb::Format: return format_live(request.text);
     case Verb::Filter:
       if (live_event(request.text) == nullptr) return ControlReply{ENOENT, fmt::format("no event {}\n", request.text), {}};
@@ -1109,7 +1262,7 @@ ControlReply TraceSession::execute(const ControlRequest& request) {
     case Verb::Hist: return trigger_live(request.text, true);
     case Verb::SetTrigger: return set_trigger_live(request.text);
     case Verb::Drain:
-      if (jump_engine_) jump_engine_->drain();
+      drain_jump_engines();
       return ControlReply{};
   }
   return ControlReply{EINVAL, "unknown request\n", {}};
@@ -1121,7 +1274,8 @@ ControlReply TraceSession::add_live(const std::string& line) {
   // becomes the kernel-syntax definitions it stands for, each added as if written so; all of
   // them go in, or none.
   if (!split.definition.starts_with("-")) {
-    SourceExpansion sources(main_executable_);
+    const TracedProcess* first = first_live_process();  // its executable is the one a bare name means
+    SourceExpansion sources(first != nullptr ? first->main_executable : std::string());
     auto expanded = sources.expand(split.definition);
     if (!expanded) return ControlReply{EINVAL, expanded.error().message + "\n", {}};
     if (expanded->size() != 1 || (*expanded)[0] != split.definition) {
@@ -1176,13 +1330,19 @@ ControlReply TraceSession::add_live(const std::string& line) {
   definitions_.push_back(std::move(definition));
   defined_.push_back(true);
   starts_enabled_.push_back(false);  // as in tracefs: enabled when the user says so
-  pending_.push_back(index);
+  // In every process still traced that maps its object (or when it loads it).
   const size_t planted_before = planted_.size();
-  rebuild_modules();
-  plant_pending(false);
+  bool waiting = false;
+  for (auto& traced : processes_) {
+    TracedProcess& p = *traced;
+    if (p.ended) continue;
+    p.pending.push_back(index);
+    rebuild_modules(p);
+    plant_pending(p, false);
+    waiting = waiting || std::find(p.pending.begin(), p.pending.end(), index) != p.pending.end();
+  }
   bool planted_some = false;
   for (size_t i = planted_before; i < planted_.size(); ++i) planted_some = planted_some || !planted_[i].removed;
-  const bool waiting = std::find(pending_.begin(), pending_.end(), index) != pending_.end();
   if (!planted_some && !waiting) {
     // Nothing of it went in: as if it had never been written.
     defined_[index] = false;
@@ -1191,10 +1351,14 @@ ControlReply TraceSession::add_live(const std::string& line) {
     return ControlReply{EINVAL, messages, {}};
   }
   // A glob's points that went in stay; the others' reasons are said.
-  if (waiting) messages += fmt::format("'{}': waits for '{}' to be loaded\n", definitions_[index].command, definitions_[index].place.binary);
-  watch_dynamic_linker();
-  watch_exec_calls();
-  watch_seccomp_calls();
+  if (waiting && !planted_some)
+    messages += fmt::format("'{}': waits for '{}' to be loaded\n", definitions_[index].command, definitions_[index].place.binary);
+  for (auto& traced : processes_) {
+    if (traced->ended) continue;
+    watch_dynamic_linker(*traced);
+    watch_exec_calls(*traced);
+    watch_seccomp_calls(*traced);
+  }
   return ControlReply{0, messages, {}};
 }
 
@@ -1223,7 +1387,7 @@ ControlReply TraceSession::remove_definitions(const std::vector<size_t>& indices
     if (known != event_enabled_.end() && known->second)
       return ControlReply{EBUSY, fmt::format("{} is enabled: disable it first\n", known->first), {}};
   }
-  if (jump_engine_) jump_engine_->drain();  // their last records, under their names
+  drain_jump_engines();  // their last records, under their names
   std::string messages;
   for (PlantedProbe& planted : planted_) {
     if (planted.removed || !chosen.contains(planted.definition)) continue;
@@ -1231,7 +1395,7 @@ ControlReply TraceSession::remove_definitions(const std::vector<size_t>& indices
     if (auto removed = unplant_probe(planted); !removed) messages += fmt::format("{}: {}\n", name, removed.error().message);
   }
   for (size_t index : indices) defined_[index] = false;
-  std::erase_if(pending_, [&](size_t index) { return chosen.contains(index); });
+  for (auto& p : processes_) std::erase_if(p->pending, [&](size_t index) { return chosen.contains(index); });
   const std::set<std::string> remaining = live_events();
   std::erase_if(event_enabled_, [&](const auto& entry) { return !remaining.contains(entry.first); });
   return ControlReply{messages.empty() ? 0 : EIO, messages, {}};
@@ -1272,10 +1436,16 @@ std::string TraceSession::list_live() const {
 }
 
 std::string TraceSession::profile_live() {
-  if (jump_engine_) jump_engine_->drain();  // counts as of now
+  drain_jump_engines();  // counts as of now
+  // One line a probe point, whichever processes have it; a process that ended keeps its
+  // lines while their definition lives (an exec's old image, a `-:` removal do not).
   std::string out;
-  for (const PlantedProbe& planted : planted_)
-    if (!planted.removed) out += trace::format_profile_line(catalog_, statistics_, planted.catalog_id);
+  std::set<uint32_t> listed;
+  for (const PlantedProbe& planted : planted_) {
+    const bool shown = !planted.removed || (planted.process->ended && defined_[planted.definition]);
+    if (shown && listed.insert(planted.catalog_id).second)
+      out += trace::format_profile_line(catalog_, statistics_, planted.catalog_id);
+  }
   return out;
 }
 
@@ -1318,6 +1488,7 @@ void TraceSession::close_control_surfaces() {
   if (!live_events_buffer_) return;
   control_.shut_down();  // requests waiting, and every later one, are refused
   live_events_buffer_->close();
+  statistics_.add_overwritten(live_events_buffer_->overwritten());
   control_mount_.reset();
   control_socket_.reset();
   live_events_buffer_.reset();
@@ -1351,7 +1522,7 @@ ControlReply TraceSession::set_filter_live(const std::string& request) {
   const trace::EventDescription* event = live_event(group_event);
   if (event == nullptr) return ControlReply{ENOENT, fmt::format("no event {}\n", group_event), {}};
   // What was recorded before is judged by the filter it was recorded under.
-  if (jump_engine_) jump_engine_->drain();
+  drain_jump_engines();
   const trace::EventDescription described = *event;
   if (auto refused = filters_.write_file(described, text))
     return ControlReply{EINVAL, refused->render(), refused->error_log_entry(static_cast<double>(monotonic_ns()) / 1e9)};
@@ -1360,9 +1531,9 @@ ControlReply TraceSession::set_filter_live(const std::string& request) {
 
 ControlReply TraceSession::trigger_live(const std::string& group_event, bool hist) {
   if (live_event(group_event) == nullptr) return ControlReply{ENOENT, fmt::format("no event {}\n", group_event), {}};
-  if (hist && jump_engine_) {
-    jump_engine_->drain();
-    jump_engine_->collect_aggregations();
+  if (hist) {
+    drain_jump_engines();
+    collect_agent_aggregations();
   }
   std::string out;
   const trace::HistTable::Symbolize symbolize = hist_symbolizer();
@@ -1396,10 +1567,8 @@ ControlReply TraceSession::set_trigger_live(const std::string& request) {
   using Command = trace::HistSpec::Command;
   if (removal || (existing != nullptr && spec->command != Command::None)) {
     if (existing == nullptr) return ControlReply{ENOENT, fmt::format("'{}': no such hist trigger\n", text), {}};
-    if (jump_engine_) {
-      jump_engine_->drain();
-      jump_engine_->collect_aggregations();
-    }
+    drain_jump_engines();
+    collect_agent_aggregations();
     if (removal) {
       existing->removed = true;  // its index stays: the other aggregations' do not move
       const auto index = static_cast<size_t>(existing - aggregations_.data());
@@ -1422,7 +1591,7 @@ ControlReply TraceSession::set_trigger_live(const std::string& request) {
   for (const PlantedProbe& planted : planted_)
     if (stack && planted.jumped && !planted.removed && group_event_of(catalog_[planted.catalog_id]) == group_event)
       return ControlReply{EINVAL, fmt::format("'{}': a jump-optimized probe cannot key on common_stacktrace (its agent does not walk stacks)\n", text), {}};
-  if (jump_engine_) jump_engine_->drain();  // what was recorded before is not the trigger's
+  drain_jump_engines();  // what was recorded before is not the trigger's
   aggregations_.push_back(std::move(aggregation));
   const size_t index = aggregations_.size() - 1;
   // The event's jump-optimized probes are planted again with the new trigger's table too (or,
@@ -1464,8 +1633,9 @@ void TraceSession::set_agent_work(const PlantedProbe& planted, probe::engine::Ju
 }
 
 void TraceSession::replant_agent_work(PlantedProbe& planted) {
-  if (planted.removed || !planted.jumped || !jump_engine_) return;
-  planted.jump_index = jump_engine_->replace_agent_work(
+  TracedProcess& p = *planted.process;
+  if (planted.removed || !planted.jumped || !p.jump_engine) return;
+  planted.jump_index = p.jump_engine->replace_agent_work(
       planted.jump_index, [&](probe::engine::JumpProbeSpec& jump) { set_agent_work(planted, jump); });
 }
 
@@ -1483,21 +1653,21 @@ probe::engine::ProbeSpec TraceSession::breakpoint_spec(PlantedProbe& planted) {
   return spec;
 }
 
-void TraceSession::demote_jumps() {
-  if (!jump_engine_ || jumps_demoted_ || jump_engine_->probe_count() == 0) return;
-  jumps_demoted_ = true;
-  jump_unusable_ = "the process put itself under seccomp";
-  warning(fmt::format("process {} installs a seccomp filter: its jump-optimized probes become breakpoints", process_->pid()));
-  supervisor::AllThreadsStopped stopped(*process_, supervisor_->handling_tid());
-  jump_engine_->drain();
-  (void)jump_engine_->restore_in(*process_);
-  jump_engine_->finish();
-  jump_engine_->forget_all();
+void TraceSession::demote_jumps(TracedProcess& p) {
+  if (!p.jump_engine || p.jumps_demoted || p.jump_engine->probe_count() == 0) return;
+  p.jumps_demoted = true;
+  p.jump_unusable = "the process put itself under seccomp";
+  warning(fmt::format("process {} installs a seccomp filter: its jump-optimized probes become breakpoints", p.process->pid()));
+  supervisor::AllThreadsStopped stopped(*p.process, p.supervisor->handling_tid());
+  p.jump_engine->drain();
+  (void)p.jump_engine->restore_in(*p.process);
+  p.jump_engine->finish();
+  p.jump_engine->forget_all();
   for (PlantedProbe& planted : planted_) {
-    if (!planted.jumped) continue;
+    if (!planted.jumped || planted.process != &p) continue;
     planted.jumped = false;
     if (planted.removed || !planted.enabled) continue;
-    auto id = engine_->add_probe(breakpoint_spec(planted));
+    auto id = p.engine->add_probe(breakpoint_spec(planted));
     if (id) {
       planted.engine_id = *id;
       planted.trap_ids.push_back(*id);
@@ -1506,46 +1676,46 @@ void TraceSession::demote_jumps() {
   }
 }
 
-void TraceSession::watch_seccomp_calls() {
-  if (jumps_demoted_) return;
+void TraceSession::watch_seccomp_calls(TracedProcess& p) {
+  if (p.jumps_demoted) return;
   // The jump engine runs in processes of the host's architecture only, whose system-call
   // numbers <sys/syscall.h> has.
   constexpr uint64_t kPrSetSeccomp = 22, kPrSetNoNewPrivs = 38, kSysSeccomp = SYS_seccomp;
-  auto first_argument = [this](const probe::engine::HitContext& c) {
-    const arch::RegisterAbi& abi = arch::register_abi(engine_->arch());
-    return abi.argument_registers.empty() ? 0 : PtraceRegisterView(c.registers, engine_->arch()).read(abi.argument_registers[0]);
+  auto first_argument = [this, &p](const probe::engine::HitContext& c) {
+    const arch::RegisterAbi& abi = arch::register_abi(p.engine->arch());
+    return abi.argument_registers.empty() ? 0 : PtraceRegisterView(c.registers, p.engine->arch()).read(abi.argument_registers[0]);
   };
-  watch_functions({"prctl"}, seccomp_watches_, [this, first_argument](const probe::engine::HitContext& c) {
+  watch_functions(p, {"prctl"}, p.seccomp_watches, [this, &p, first_argument](const probe::engine::HitContext& c) {
     const uint64_t option = first_argument(c);
-    if (option == kPrSetSeccomp || option == kPrSetNoNewPrivs) demote_jumps();
+    if (option == kPrSetSeccomp || option == kPrSetNoNewPrivs) demote_jumps(p);
   });
-  watch_functions({"syscall"}, seccomp_watches_, [this, first_argument](const probe::engine::HitContext& c) {
-    if (first_argument(c) == kSysSeccomp) demote_jumps();
+  watch_functions(p, {"syscall"}, p.seccomp_watches, [this, &p, first_argument](const probe::engine::HitContext& c) {
+    if (first_argument(c) == kSysSeccomp) demote_jumps(p);
   });
 }
 
-void TraceSession::watch_functions(std::initializer_list<const char*> names, std::set<uint64_t>& watched,
+void TraceSession::watch_functions(TracedProcess& p, std::initializer_list<const char*> names, std::set<uint64_t>& watched,
                                    const std::function<void(const probe::engine::HitContext&)>& callback) {
-  if (!jump_engine_ || jump_engine_->probe_count() == 0) return;
-  for (const probe::LoadedModule& module : modules_.modules()) {
+  if (!p.jump_engine || p.jump_engine->probe_count() == 0) return;
+  for (const probe::LoadedModule& module : p.modules.modules()) {
     for (const char* name : names) {
       for (const elf::Symbol* symbol : module.elf->symbols_named(name)) {
         if (symbol->kind != elf::SymbolKind::Function) continue;
         const uint64_t address = symbol->address + module.bias;
-        if (watched.insert(address).second) (void)engine_->add_internal_breakpoint(address, callback);
+        if (watched.insert(address).second) (void)p.engine->add_internal_breakpoint(address, callback);
       }
     }
   }
 }
 
-TraceSession::IfuncOutcome TraceSession::move_to_ifunc_choice(const probe::ProbeDefinition& definition,
+TraceSession::IfuncOutcome TraceSession::move_to_ifunc_choice(TracedProcess& p, const probe::ProbeDefinition& definition,
                                                                probe::ResolvedPoint& point) {
-  const probe::LoadedModule* module = modules_.find(point.module_path);
+  const probe::LoadedModule* module = p.modules.find(point.module_path);
   if (module == nullptr) return IfuncOutcome::Resolver;
-  ProcessMemoryReader memory(*process_);
-  const auto chosen = probe::chosen_implementation(*module, *point.ifunc, modules_, memory);
+  ProcessMemoryReader memory(*p.process);
+  const auto chosen = probe::chosen_implementation(*module, *point.ifunc, p.modules, memory);
   if (!chosen) {
-    if (!relocated_) return IfuncOutcome::NotYet;
+    if (!p.relocated) return IfuncOutcome::NotYet;
     warning(fmt::format("'{}': {} is an IFUNC and no GOT slot of the process holds the implementation chosen for it: "
                         "its resolver is probed (it runs only while the dynamic linker relocates)",
                         definition.command, point.ifunc->name));
@@ -1568,68 +1738,69 @@ TraceSession::IfuncOutcome TraceSession::move_to_ifunc_choice(const probe::Probe
 
 // A program started here (or just exec'd) has its startup objects relocated by the time it
 // reaches its entry point: IFUNC choices can be read from then on.
-void TraceSession::watch_program_entry() {
-  if (relocated_ || entry_watch_) return;
-  const probe::LoadedModule* main = modules_.main_executable();
+void TraceSession::watch_program_entry(TracedProcess& p) {
+  if (p.relocated || p.entry_watch) return;
+  const probe::LoadedModule* main = p.modules.main_executable();
   if (main == nullptr || main->elf->entry() == 0) {
-    relocated_ = true;
+    p.relocated = true;
     return;
   }
-  auto id = engine_->add_internal_breakpoint(main->elf->entry() + main->bias, [this](const probe::engine::HitContext&) {
-    if (relocated_) return;
-    relocated_ = true;
-    if (pending_.empty()) return;
-    rebuild_modules();
-    plant_pending(false);
+  auto id = p.engine->add_internal_breakpoint(main->elf->entry() + main->bias, [this, &p](const probe::engine::HitContext&) {
+    if (p.relocated) return;
+    p.relocated = true;
+    if (p.pending.empty()) return;
+    rebuild_modules(p);
+    plant_pending(p, false);
   });
-  if (id) entry_watch_ = *id;
-  else relocated_ = true;  // no way to wait for it: read what is there
+  if (id) p.entry_watch = *id;
+  else p.relocated = true;  // no way to wait for it: read what is there
 }
 
-void TraceSession::watch_dynamic_linker() {
+void TraceSession::watch_dynamic_linker(TracedProcess& p) {
   // The dynamic linker calls _dl_debug_state (r_debug.r_brk) before and after it changes the
   // list of loaded objects: debuggers stop there, and so does xprobe, to plant the probes of
   // libraries that were not loaded yet.
-  for (const probe::LoadedModule& module : modules_.modules()) {
+  for (const probe::LoadedModule& module : p.modules.modules()) {
     for (const elf::Symbol* symbol : module.elf->symbols_named("_dl_debug_state")) {
       const uint64_t address = symbol->address + module.bias;
-      if (rendezvous_ && rendezvous_address_ == address) return;
-      auto id = engine_->add_internal_breakpoint(address, [this](const probe::engine::HitContext&) {
+      if (p.rendezvous && p.rendezvous_address == address) return;
+      auto id = p.engine->add_internal_breakpoint(address, [this, &p](const probe::engine::HitContext&) {
         const bool exec_unwatched =
-            jump_engine_ && jump_engine_->probe_count() != 0 && (exec_watches_.empty() || seccomp_watches_.empty());
-        if (pending_.empty() && !exec_unwatched) return;
-        rebuild_modules();
-        if (!pending_.empty()) plant_pending(false);
-        watch_exec_calls();
-        watch_seccomp_calls();
+            p.jump_engine && p.jump_engine->probe_count() != 0 && (p.exec_watches.empty() || p.seccomp_watches.empty());
+        if (p.pending.empty() && !exec_unwatched) return;
+        rebuild_modules(p);
+        if (!p.pending.empty()) plant_pending(p, false);
+        watch_exec_calls(p);
+        watch_seccomp_calls(p);
       });
       if (id) {
-        rendezvous_ = *id;
-        rendezvous_address_ = address;
+        p.rendezvous = *id;
+        p.rendezvous_address = address;
       }
       return;
     }
   }
 }
 
-void TraceSession::watch_exec_calls() {
-  watch_functions({"execve", "execveat", "fexecve", "execv", "execvp", "execvpe", "execl", "execlp", "execle"},
-                  exec_watches_, [this](const probe::engine::HitContext&) {
-                    jump_engine_->drain();
-                    jump_engine_->collect_aggregations(true);  // the tables go with the image
+void TraceSession::watch_exec_calls(TracedProcess& p) {
+  watch_functions(p, {"execve", "execveat", "fexecve", "execv", "execvp", "execvpe", "execl", "execlp", "execle"},
+                  p.exec_watches, [this, &p](const probe::engine::HitContext&) {
+                    p.jump_engine->drain();
+                    p.jump_engine->collect_aggregations(true);  // the tables go with the image
                   });
 }
 
 trace::EventRecord TraceSession::fetch_event(const PlantedProbe& probe, const probe::engine::HitContext& hit,
                                              std::optional<uint64_t> return_address,
                                              std::span<const uint64_t> saved_arguments) {
+  TracedProcess& p = *probe.process;
   statistics_.counters(probe.catalog_id).hit();
-  PtraceRegisterView registers(hit.registers, engine_->arch());
+  PtraceRegisterView registers(hit.registers, p.engine->arch());
   ProcessMemoryReader process_memory(hit.memory);
   // The stack words the programs read come in one batched read.
   probe::PrefetchedMemory memory(process_memory);
   if (probe.plan.stack_words_read != 0) {
-    std::vector<uint8_t> window(probe.plan.stack_words_read * size_t{probe::probe_abi(engine_->arch()).word_size});
+    std::vector<uint8_t> window(probe.plan.stack_words_read * size_t{probe::probe_abi(p.engine->arch()).word_size});
     window.resize(process_memory.read_up_to(hit.registers.sp(), window));
     memory.add_block(hit.registers.sp(), std::move(window));
   }
@@ -1643,7 +1814,7 @@ trace::EventRecord TraceSession::fetch_event(const PlantedProbe& probe, const pr
   record.address = hit.address;
   record.values = probe::run_all(probe.plan, environment);
   if (probe.needs_stack) {
-    if (auto arch = arch::probe_arch(engine_->arch())) {
+    if (auto arch = arch::probe_arch(p.engine->arch())) {
       const bool at_entry = !return_address && !probe.is_return && probe.at_function_entry;
       record.user_stack = probe::walk_user_stack(**arch, hit.registers.raw, at_entry, [&](uint64_t address, std::span<uint8_t> into) {
         return hit.memory.read(address, into).ok();
@@ -1654,12 +1825,14 @@ trace::EventRecord TraceSession::fetch_event(const PlantedProbe& probe, const pr
 }
 
 void TraceSession::on_hit(const PlantedProbe& probe, const probe::engine::HitContext& context) {
-  if (jump_engine_) jump_engine_->drain();  // earlier jump-probe events first
+  TracedProcess& p = *probe.process;
+  if (p.jump_engine) p.jump_engine->drain();  // earlier jump-probe events first
   trace::EventRecord record = fetch_event(probe, context, std::nullopt, {});
-  if (passes_filter(probe, record) && !aggregate(probe, record, 0)) emit(std::move(record));
+  if (passes_filter(probe, record) && !aggregate(probe, record, 0)) emit(p, std::move(record));
 }
 
 void TraceSession::on_record(const PlantedProbe& probe, const probe::AgentRecord& agent_record, uint64_t timestamp_ns) {
+  TracedProcess& p = *probe.process;
   statistics_.counters(probe.catalog_id).hit();
   const auto tid = static_cast<pid_t>(agent_record.tid);
   trace::EventRecord record;
@@ -1676,11 +1849,11 @@ void TraceSession::on_record(const PlantedProbe& probe, const probe::AgentRecord
   record.values = probe::replay_agent_record(probe.plan, agent_record, record.comm);
   if (!passes_filter(probe, record)) return;
   uint64_t latency_ns = 0;
-  if (probe.entry_clock_slot && *probe.entry_clock_slot < agent_record.saved.size() && jump_engine_->ticks_per_ns() > 0) {
+  if (probe.entry_clock_slot && *probe.entry_clock_slot < agent_record.saved.size() && p.jump_engine->ticks_per_ns() > 0) {
     const uint64_t ticks = agent_record.tsc - agent_record.saved[*probe.entry_clock_slot];
-    latency_ns = static_cast<uint64_t>(static_cast<double>(ticks) / jump_engine_->ticks_per_ns());
+    latency_ns = static_cast<uint64_t>(static_cast<double>(ticks) / p.jump_engine->ticks_per_ns());
   }
-  if (!aggregate(probe, record, latency_ns)) emit(std::move(record));
+  if (!aggregate(probe, record, latency_ns)) emit(p, std::move(record));
 }
 
 void TraceSession::on_missed(const PlantedProbe& probe, uint64_t count) {
@@ -1696,26 +1869,26 @@ void TraceSession::on_lost(const PlantedProbe& probe, uint64_t count) {
   statistics_.add_dropped(count);
 }
 
-void TraceSession::start_jump_engine() {
+void TraceSession::start_jump_engine(TracedProcess& p) {
   if (options_.engine == EngineChoice::Trap) {
-    jump_unusable_ = "--engine trap";
+    p.jump_unusable = "--engine trap";
     return;
   }
   if (options_.follow_fork) {
-    jump_unusable_ = "--follow-fork traces children with breakpoints only";
+    p.jump_unusable = "--follow-fork traces children with breakpoints only";
     return;
   }
-  auto jump_arch = arch::jump_arch(engine_->arch());
+  auto jump_arch = arch::jump_arch(p.engine->arch());
   if (!jump_arch) {
-    jump_unusable_ = fmt::format("the process is {} ({})", insn::arch_name(engine_->arch()), jump_arch.error().message);
+    p.jump_unusable = fmt::format("the process is {} ({})", insn::arch_name(p.engine->arch()), jump_arch.error().message);
     return;
   }
-  if (auto usable = probe::engine::JumpEngine::usable(process_->pid()); !usable) {
-    jump_unusable_ = usable.error().message;
+  if (auto usable = probe::engine::JumpEngine::usable(p.process->pid()); !usable) {
+    p.jump_unusable = usable.error().message;
     return;
   }
-  jump_engine_ = std::make_unique<probe::engine::JumpEngine>(*supervisor_, **jump_arch);
-  jump_engine_->set_return_site_host(this);
+  p.jump_engine = std::make_unique<probe::engine::JumpEngine>(*p.supervisor, **jump_arch);
+  p.jump_engine->set_return_site_host(&p);
 }
 
 void TraceSession::return_site_not_patched(uint64_t address, const std::string& why) {
@@ -1723,17 +1896,18 @@ void TraceSession::return_site_not_patched(uint64_t address, const std::string& 
     warning(fmt::format("return site {:#x} cannot be jump-optimized ({}): returns there are missed (--engine jump)", address, why));
 }
 
-Status TraceSession::watch_return_site(uint64_t address) {
+Status TraceSession::watch_return_site(TracedProcess& p, uint64_t address) {
   if (options_.engine == EngineChoice::Jump) return make_error("--engine jump: no breakpoints");
-  auto id = engine_->add_internal_breakpoint(address, [this](const probe::engine::HitContext& c) {
-    if (jump_engine_) jump_engine_->return_trapped(c);
+  auto id = p.engine->add_internal_breakpoint(address, [this, &p](const probe::engine::HitContext& c) {
+    if (p.jump_engine) p.jump_engine->return_trapped(c);
   });
   if (!id) return id.error();
   return {};
 }
 
 std::vector<uint64_t> TraceSession::save_at_entry(const PlantedProbe& probe, const probe::engine::HitContext& context) {
-  PtraceRegisterView registers(context.registers, engine_->arch());
+  TracedProcess& p = *probe.process;
+  PtraceRegisterView registers(context.registers, p.engine->arch());
   ProcessMemoryReader memory(context.memory);
   std::vector<uint64_t> saved = probe::capture_entry_arguments(probe.plan, registers, memory);
   if (probe.entry_clock_slot) {
@@ -1749,7 +1923,8 @@ void TraceSession::on_return(const PlantedProbe& probe, const probe::engine::Ret
 
 void TraceSession::emit_return(const PlantedProbe& probe, const probe::engine::HitContext& at_return, uint64_t function,
                                uint64_t return_address, std::span<const uint64_t> saved) {
-  if (jump_engine_) jump_engine_->drain();  // earlier jump-probe events first
+  TracedProcess& p = *probe.process;
+  if (p.jump_engine) p.jump_engine->drain();  // earlier jump-probe events first
   trace::EventRecord record = fetch_event(probe, at_return, return_address, saved);
   record.address = return_address;
   record.function_address = function;
@@ -1758,31 +1933,24 @@ void TraceSession::emit_return(const PlantedProbe& probe, const probe::engine::H
   if (probe.entry_clock_slot && *probe.entry_clock_slot < saved.size()) {
     const uint64_t entry = saved[*probe.entry_clock_slot];
     // A jump-optimized probe's entry saved the agent's clock; a breakpoint's, CLOCK_MONOTONIC.
-    if (probe.jumped && jump_engine_ && jump_engine_->ticks_per_ns() > 0)
-      latency_ns = static_cast<uint64_t>(static_cast<double>(jump_engine_->clock_now() - entry) / jump_engine_->ticks_per_ns());
+    if (probe.jumped && p.jump_engine && p.jump_engine->ticks_per_ns() > 0)
+      latency_ns = static_cast<uint64_t>(static_cast<double>(p.jump_engine->clock_now() - entry) / p.jump_engine->ticks_per_ns());
     else
       latency_ns = record.timestamp_ns > entry ? record.timestamp_ns - entry : 0;
   }
-  if (!aggregate(probe, record, latency_ns)) emit(std::move(record));
+  if (!aggregate(probe, record, latency_ns)) emit(p, std::move(record));
 }
 
-void TraceSession::emit(trace::EventRecord&& record) {
+void TraceSession::emit(TracedProcess& p, trace::EventRecord&& record) {
   line_.clear();
+  symbolizing_in_ = &p;
   writer_->write(record, line_);
+  symbolizing_in_ = nullptr;
   output_->write_event(record.probe_id, line_, record.timestamp_ns);
   if (live_events_buffer_) live_events_buffer_->push(line_);
 }
 
 void TraceSession::end_output() {
-  // Return probes on breakpoints: entries the trap engine could not track (MAXACTIVE), and
-  // frames it gave up without a return.
-  for (const PlantedProbe& planted : planted_) {
-    if (planted.jumped || !planted.is_return || !engine_) continue;
-    for (probe::engine::ProbeId id : planted.trap_ids) {
-      on_missed(planted, engine_->stats(id).misses);
-      statistics_.counters(planted.catalog_id).add_unwound(engine_->stats(id).discarded);
-    }
-  }
   // The aggregations' final state (also after Ctrl-C: tracing ends the same way).
   if (!aggregations_.empty()) write_aggregations(monotonic_ns(), false);
   if (const std::string trailer = writer_->end(); !trailer.empty()) output_->write_text(trailer);
@@ -1795,8 +1963,8 @@ void TraceSession::end_output() {
 // xprobe ends with its status, as it would have without the interruption. A second SIGINT
 // or SIGTERM leaves it running and returns at once.
 int TraceSession::wait_for_detached_program() {
-  if (!process_->launched()) return 0;
-  const pid_t pid = process_->pid();
+  if (processes_.size() != 1 || !processes_.front()->process->launched()) return 0;
+  const pid_t pid = processes_.front()->process->pid();
   report(Severity::Note, fmt::format("detached; process {} runs on untraced, waiting for it (interrupt again to leave it)", pid));
   target::clear_stop_request();
   for (;;) {
@@ -1808,41 +1976,54 @@ int TraceSession::wait_for_detached_program() {
   }
 }
 
+// Nothing of the session may stay in any of its processes: one started here is killed, the
+// attached ones are let go as they were.
 void TraceSession::fail_before_tracing() {
-  if (!process_) return;
-  if (process_->launched()) {
-    (void)process_->kill();
-  } else {
-    if (supervisor_) (void)supervisor_->detach();
-    else (void)process_->detach();
+  for (auto& p : processes_) {
+    if (!p->process || p->ended) continue;
+    p->ended = true;
+    if (p->process->launched()) {
+      (void)p->process->kill();
+    } else {
+      if (p->supervisor) (void)p->supervisor->detach();
+      else (void)p->process->detach();
+    }
   }
 }
 
-void TraceSession::on_exec() {
-  if (supervisor_->detached()) return;  // nothing is planted again while leaving
-  main_executable_ = read_link(fmt::format("/proc/{}/exe", process_->pid()));
+void TraceSession::on_exec(TracedProcess& p) {
+  if (p.supervisor->detached()) return;  // nothing is planted again while leaving
+  p.main_executable = read_link(fmt::format("/proc/{}/exe", p.process->pid()));
   comms_->forget_all();
   cpus_->forget_all();
-  rendezvous_.reset();
-  relocated_ = false;
-  entry_watch_.reset();
-  exec_watches_.clear();
-  seccomp_watches_.clear();
-  semaphores_.forget_all();
+  p.rendezvous.reset();
+  p.relocated = false;
+  p.entry_watch.reset();
+  p.exec_watches.clear();
+  p.seccomp_watches.clear();
+  p.semaphores.forget_all();
   // The probes of the old image are gone with it (the engines forgot them): their counts stay.
-  for (PlantedProbe& planted : planted_) planted.removed = true;
-  pending_.clear();
+  for (PlantedProbe& planted : planted_)
+    if (planted.process == &p) planted.removed = true;
+  p.pending.clear();
   for (size_t i = 0; i < definitions_.size(); ++i)
-    if (defined_[i]) pending_.push_back(i);
-  rebuild_modules();
-  publish_readable_ranges();
-  follow_goroutines_if_go();
-  watch_program_entry();
-  plant_pending(false);
-  watch_dynamic_linker();
-  watch_exec_calls();
-  watch_seccomp_calls();
+    if (defined_[i]) p.pending.push_back(i);
+  rebuild_modules(p);
+  publish_readable_ranges(p);
+  follow_goroutines_if_go(p);
+  watch_program_entry(p);
+  plant_pending(p, false);
+  watch_dynamic_linker(p);
+  watch_exec_calls(p);
+  watch_seccomp_calls(p);
 }
+
+void TracedProcess::on_exec() { session.on_exec(*this); }
+void TracedProcess::on_thread_exited(pid_t tid) { session.on_thread_exited(tid); }
+void TracedProcess::return_site_not_patched(uint64_t address, const std::string& why) {
+  session.return_site_not_patched(address, why);
+}
+Status TracedProcess::watch_return_site(uint64_t address) { return session.watch_return_site(*this, address); }
 
 void TraceSession::on_thread_exited(pid_t tid) {
   comms_->forget(tid);
@@ -1853,8 +2034,14 @@ int TraceSession::run() {
   // From the first moment: a SIGINT/SIGTERM must end tracing cleanly, never kill xprobe.
   target::StopSignals stop_signals;
   if (!parse_definitions()) return 2;
-  if (options_.pid == 0 && options_.command.empty()) {
+  if (options_.pids.empty() && options_.command.empty()) {
     report(Severity::Usage, "give a program to start (-- COMMAND [ARGS]) or a process to attach to (-p PID)");
+    return 2;
+  }
+  if (!options_.pids.empty() && !options_.command.empty()) {
+    // Said rather than one of them left out without a word.
+    report(Severity::Usage, fmt::format("give a program to start (-- {}) or processes to attach to (-p {}), not both",
+                                        options_.command.front(), options_.pids.front()));
     return 2;
   }
   if (!open_output()) return 2;
@@ -1866,49 +2053,54 @@ int TraceSession::run() {
   signal(SIGPIPE, SIG_IGN);
   supervisor::SupervisorOptions supervision;
   supervision.follow_fork = options_.follow_fork;
-  supervisor_ = std::make_unique<supervisor::Supervisor>(*process_, supervision);
-  // In this order, so that both engines have forgotten the old image when an exec is seen here.
-  engine_ = std::make_unique<probe::engine::TrapEngine>(*supervisor_);
-  start_jump_engine();
-  supervisor_->join(*this);
-  rebuild_modules();
-  publish_readable_ranges();
-  follow_goroutines_if_go();
-  relocated_ = !process_->launched();
-  watch_program_entry();
-  if (!plant_pending(true)) {
-    // Killed from outside while its probes went in: its end, reported by run(), is the story.
-    if (!target::process_is_ending(process_->pid())) {
-      fail_before_tracing();
-      return 1;
-    }
+  supervisor::SupervisorGroup group;
+  for (auto& traced : processes_) {
+    TracedProcess& p = *traced;
+    p.supervisor = std::make_unique<supervisor::Supervisor>(*p.process, supervision);
+    // In this order, so that both engines have forgotten the old image when an exec is seen here.
+    p.engine = std::make_unique<probe::engine::TrapEngine>(*p.supervisor);
+    start_jump_engine(p);
+    p.supervisor->join(p);
+    group.add(*p.supervisor);
   }
-  watch_dynamic_linker();
-  watch_exec_calls();
-  watch_seccomp_calls();
+  group.join_loop(*this);
+  for (auto& traced : processes_) {
+    TracedProcess& p = *traced;
+    for (size_t i = 0; i < definitions_.size(); ++i) p.pending.push_back(i);
+    rebuild_modules(p);
+    publish_readable_ranges(p);
+    follow_goroutines_if_go(p);
+    p.relocated = !p.process->launched();
+    watch_program_entry(p);
+    if (!plant_pending(p, true)) {
+      // Killed from outside while its probes went in: its end, reported by the loop, is the story.
+      if (!target::process_is_ending(p.process->pid())) {
+        fail_before_tracing();
+        return 1;
+      }
+    }
+    watch_dynamic_linker(p);
+    watch_exec_calls(p);
+    watch_seccomp_calls(p);
+  }
   if (const std::string header = writer_->begin(); !header.empty()) output_->write_text(header);
   if ((options_.control_socket || !options_.control_mount.empty()) && !open_control_surfaces()) {
     fail_before_tracing();
     return 1;
   }
 
-  auto result = supervisor_->run();
+  group.run([this](supervisor::Supervisor& ended, const Result<supervisor::RunResult>& how) {
+    for (auto& p : processes_)
+      if (p->supervisor.get() == &ended) process_ended(*p, how);
+  });
   close_control_surfaces();
-  if (jump_engine_) jump_engine_->finish();
-  if (jump_engine_ && (jump_engine_->probe_count() != 0 || jump_engine_->records_read() != 0))
-    statistics_.set_ring_records(jump_engine_->records_read());
+  if (ring_used_) statistics_.set_ring_records(ring_records_);
   end_output();
   report_unmatched();
-  if (!result) {
-    error(result.error().message);
-    // Whatever went wrong, the program must not be left with our breakpoints in it.
-    if (auto undone = supervisor_->detach(); !undone)
-      error(fmt::format("while detaching after that error: {}", undone.error().message));
-    return 1;
-  }
-  switch (result->end) {
-    case supervisor::RunEnd::Exited: return result->exit_status;
-    case supervisor::RunEnd::Killed: return 128 + result->signal;
+  if (process_failed_ || !first_end_) return 1;
+  switch (first_end_->end) {
+    case supervisor::RunEnd::Exited: return first_end_->exit_status;
+    case supervisor::RunEnd::Killed: return 128 + first_end_->signal;
     case supervisor::RunEnd::Detached: return wait_for_detached_program();
   }
   return 0;

@@ -30,7 +30,9 @@ struct DefinitionSource {
 struct SessionConfig {
   // In the order they apply: a later `-:GRP/EVENT` deletes an earlier definition.
   std::vector<DefinitionSource> definitions;
-  pid_t pid = 0;                     // attach to this process, or:
+  // Attach to these processes (one session traces them all: a definition applies to every
+  // one that maps its object), or:
+  std::vector<pid_t> pids;
   std::vector<std::string> command;  // start this program
   std::string output_path;           // empty: stdout
   const trace::OutputFormat* format = &trace::default_output_format();
@@ -60,10 +62,11 @@ struct SessionConfig {
   unsigned buffer_size_kb = 1408;
 };
 
-// Runs the whole session. Returns the exit status for xprobe: the program's own when it ran to
-// its end, 128+N when signal N killed it, the program's status after a detach from a program
-// xprobe started (0 for an attached one), 1 or 2 for xprobe's own errors (refused probes, bad
-// input).
+// Runs the whole session, until every traced process is gone (or a SIGINT/SIGTERM detaches
+// from all of them). Returns the exit status for xprobe: the program's own when it ran to its
+// end (of several -p, the first one's), 128+N when signal N killed it, the program's status
+// after a detach from a program xprobe started (0 for an attached one), 1 or 2 for xprobe's
+// own errors (refused probes, bad input, a process that could not be attached or traced on).
 int run_trace_session(const SessionConfig& config, Diagnostics& diagnostics);
 
 }  // namespace xprobe::session

@@ -216,76 +216,125 @@ Status Supervisor::on_followed_event(pid_t tid) {
 }
 
 Result<RunResult> Supervisor::run() {
-  if (auto resumed = process_.resume_all(); !resumed) return resumed.error();
   bool idled = false;
   for (;;) {
     target::WaitOptions wait;
     wait.idle_after_ms = idle_interval();
     wait.poll_first = !idled;  // after an idle tick, straight back to sleep
-    auto next = process_.next_event(wait);
-    if (!next) return next.error();
-    idled = next->idle;
-    if (next->idle) {
-      for (Participant* participant : participants_) participant->on_idle();
-      for (Participant* participant : participants_) participant->between_events();
-      if (detached_) return RunResult{RunEnd::Detached, 0, 0};
-      continue;
+    auto step = this->step(wait);
+    if (!step) return step.error();
+    idled = step->kind == Step::Kind::Idle;
+    switch (step->kind) {
+      case Step::Kind::Ended: return step->end;
+      case Step::Kind::StopRequested:
+        if (auto undone = detach(); !undone) return undone.error();
+        return RunResult{RunEnd::Detached, 0, 0};
+      case Step::Kind::Idle: idle(); break;
+      case Step::Kind::Event: break;
     }
-    if (!next->event) {
-      if (auto undone = detach(); !undone) return undone.error();
-      return RunResult{RunEnd::Detached, 0, 0};
-    }
-    const StopEvent& event = *next->event;
-    handling_tid_ = event.tid;
-    struct Handled {
-      pid_t& tid;
-      ~Handled() { tid = 0; }
-    } handled_scope{handling_tid_};
-    Status handled;
-    switch (event.kind) {
-      case StopKind::Trap:
-        handled = on_trap(process_, event, true);
-        break;
-      case StopKind::Signal:
-        handled = deliver_signal(process_, event.tid, event.signal);
-        break;
-      case StopKind::NewThread:
-        handled = process_.resume(event.tid);
-        break;
-      case StopKind::Fork:
-      case StopKind::Vfork:
-        handled = on_fork(event, true);
-        if (handled) handled = process_.resume(event.tid);
-        break;
-      case StopKind::Exec:
-        on_exec();
-        handled = process_.resume(event.tid);
-        break;
-      case StopKind::ThreadExited:
-        thread_exited(event.tid);
-        break;
-      case StopKind::Exited:
-      case StopKind::Killed:
-        // Children we still trace outlive the program: leave them clean and untraced (else
-        // PTRACE_O_EXITKILL would take them down with xprobe). The program's end is the
-        // result; a child that could not be let go cleanly does not change it.
-        static_cast<void>(detach());
-        if (event.kind == StopKind::Exited) return RunResult{RunEnd::Exited, event.exit_status, 0};
-        return RunResult{RunEnd::Killed, 0, event.signal};
-      case StopKind::Foreign:
-        handled = on_foreign(event.tid);
-        break;
-    }
-    if (!handled) {
-      // Killed from outside while we handled its stop: not an error of ours; its end comes next.
-      if (target::process_is_ending(process_.pid())) continue;
-      return handled.error();
-    }
-    if (detached_) return RunResult{RunEnd::Detached, 0, 0};  // a participant detached
-    handling_tid_ = 0;
-    for (Participant* participant : participants_) participant->between_events();
+    between_events();
     if (detached_) return RunResult{RunEnd::Detached, 0, 0};
   }
+}
+
+bool Supervisor::has_waiting_status() const {
+  if (process_.has_waiting_status()) return true;
+  for (const auto& [pid, child] : vfork_children_)
+    if (child->has_waiting_status()) return true;
+  for (const auto& [pid, child] : followed_)
+    if (child->has_waiting_status()) return true;
+  return false;
+}
+
+void Supervisor::idle() {
+  for (Participant* participant : participants_) participant->on_idle();
+}
+
+void Supervisor::between_events() {
+  if (detached_) return;
+  for (Participant* participant : participants_) participant->between_events();
+}
+
+Status Supervisor::start() {
+  if (started_) return {};
+  started_ = true;
+  return process_.resume_all();
+}
+
+Result<Step> Supervisor::step(const target::WaitOptions& wait) {
+  if (auto started = start(); !started) return started.error();
+  if (detached_) return Step{Step::Kind::Ended, RunResult{RunEnd::Detached, 0, 0}};
+  // A child's status kept by another wait is taken first: the process's own wait would not see it.
+  if ((!vfork_children_.empty() || !followed_.empty()) && !process_.has_waiting_status()) {
+    for (const auto& [pid, child] : vfork_children_) {
+      StopEvent foreign;
+      foreign.kind = StopKind::Foreign;
+      foreign.tid = pid;
+      if (child->has_waiting_status()) return handle(foreign);
+    }
+    for (const auto& [pid, child] : followed_) {
+      if (!child->has_waiting_status() || child->threads().empty()) continue;
+      StopEvent foreign;
+      foreign.kind = StopKind::Foreign;
+      foreign.tid = child->threads().begin()->first;
+      return handle(foreign);
+    }
+  }
+  auto next = process_.next_event(wait);
+  if (!next) return next.error();
+  if (next->idle) return Step{Step::Kind::Idle, {}};
+  if (!next->event) return Step{Step::Kind::StopRequested, {}};
+  return handle(*next->event);
+}
+
+Result<Step> Supervisor::handle(const StopEvent& event) {
+  handling_tid_ = event.tid;
+  struct Handled {
+    pid_t& tid;
+    ~Handled() { tid = 0; }
+  } handled_scope{handling_tid_};
+  Status handled;
+  switch (event.kind) {
+    case StopKind::Trap:
+      handled = on_trap(process_, event, true);
+      break;
+    case StopKind::Signal:
+      handled = deliver_signal(process_, event.tid, event.signal);
+      break;
+    case StopKind::NewThread:
+      handled = process_.resume(event.tid);
+      break;
+    case StopKind::Fork:
+    case StopKind::Vfork:
+      handled = on_fork(event, true);
+      if (handled) handled = process_.resume(event.tid);
+      break;
+    case StopKind::Exec:
+      on_exec();
+      handled = process_.resume(event.tid);
+      break;
+    case StopKind::ThreadExited:
+      thread_exited(event.tid);
+      break;
+    case StopKind::Exited:
+    case StopKind::Killed:
+      // Children we still trace outlive the program: leave them clean and untraced (else
+      // PTRACE_O_EXITKILL would take them down with xprobe). The program's end is the
+      // result; a child that could not be let go cleanly does not change it.
+      static_cast<void>(detach());
+      if (event.kind == StopKind::Exited) return Step{Step::Kind::Ended, RunResult{RunEnd::Exited, event.exit_status, 0}};
+      return Step{Step::Kind::Ended, RunResult{RunEnd::Killed, 0, event.signal}};
+    case StopKind::Foreign:
+      handled = on_foreign(event.tid);
+      break;
+  }
+  if (!handled) {
+    // Killed from outside while we handled its stop: not an error of ours; its end comes next.
+    if (target::process_is_ending(process_.pid())) return Step{Step::Kind::Event, {}};
+    return handled.error();
+  }
+  if (detached_) return Step{Step::Kind::Ended, RunResult{RunEnd::Detached, 0, 0}};  // a participant detached
+  return Step{Step::Kind::Event, {}};
 }
 
 Status Supervisor::detach_one(Process& space) {

@@ -38,6 +38,14 @@ struct RunResult {
   int signal = 0;       // Killed
 };
 
+// What one turn of the loop brought (Supervisor::step): an event handled, an idle tick, a stop
+// requested (SIGINT/SIGTERM: nothing detached yet), or the end of this process's tracing.
+struct Step {
+  enum class Kind { Event, Idle, StopRequested, Ended };
+  Kind kind = Kind::Event;
+  RunResult end;  // Ended
+};
+
 class Supervisor final : private target::ThreadExitListener {
  public:
   explicit Supervisor(target::Process& process, SupervisorOptions options = {});
@@ -55,6 +63,22 @@ class Supervisor final : private target::ThreadExitListener {
   // (target::StopSignals, target::request_stop()) or a participant detaches: then everything
   // is undone and the process runs on untraced (RunEnd::Detached).
   Result<RunResult> run();
+  // One turn of run()'s loop, for a loop that drives several supervisors in one tracer thread
+  // (supervisor_group.h): the next event of this process or of a child it follows, waited for
+  // as `wait` says. The wait is for any traced child: a stop of another supervisor's process
+  // is kept for it (has_waiting_status()). The participants' on_idle and between_events are
+  // left to the caller.
+  Result<Step> step(const target::WaitOptions& wait);
+  // Lets the process run (the first step() does it too): every member of a group is started
+  // before any waits, since a process that never runs has nothing to wait for.
+  Status start();
+  // An event can be taken without waiting (step() returns at once).
+  bool has_waiting_status() const;
+  // The participants' loop callbacks: on_idle() (after an idle tick), between_events(), and
+  // the shortest idle interval any of them wants.
+  void idle();
+  void between_events();
+  unsigned idle_interval() const;
   // Stops every thread, has every participant undo what it did, lets every process go.
   // Safe at any time, also from a participant's callback, and more than once.
   Status detach();
@@ -77,7 +101,7 @@ class Supervisor final : private target::ThreadExitListener {
  private:
   void thread_exiting(pid_t tid) override;
   void select_arch();
-  unsigned idle_interval() const;
+  Result<Step> handle(const target::StopEvent& event);
   Status on_trap(target::Process& space, const target::StopEvent& event, bool report);
   Status deliver_signal(target::Process& space, pid_t tid, int signal);
   // `in_traced_memory`: the parent runs in the traced process's memory (it or a vfork child).
@@ -100,6 +124,7 @@ class Supervisor final : private target::ThreadExitListener {
   std::map<pid_t, std::unique_ptr<target::Process>> followed_;  // by pid
   PatchLedger patches_;
   pid_t handling_tid_ = 0;
+  bool started_ = false;
   bool detached_ = false;
 };
 

@@ -111,6 +111,9 @@ class Process final : public Memory {
   Status resume_all(pid_t except = 0);
   // Stops every thread (PTRACE_INTERRUPT). Events that arrive instead are kept for next_event().
   Status stop_all();
+  // Whether next_event() has an event to start from without waiting: one collected already,
+  // or a status a wait for another process's tid kept for one of these threads.
+  bool has_waiting_status() const;
   // Events already collected (by stop_all) and not yet returned by next_event().
   const std::deque<StopEvent>& pending_events() const { return pending_; }
   // Removes and returns the pending events (the caller takes over handling them).
@@ -197,5 +200,6 @@ class Process final : public Memory {
 // event, a forked child's first stop) wait here until their Process asks for them.
 std::optional<int> take_stashed_status(pid_t tid);
 void stash_status(pid_t tid, int status);
+bool has_stashed_status(pid_t tid);
 
 }  // namespace xprobe::target

@@ -38,6 +38,16 @@ std::optional<int> take_stashed_status(pid_t tid) {
 
 void stash_status(pid_t tid, int status) { stash()[tid].push_back(status); }
 
+bool has_stashed_status(pid_t tid) { return stash().count(tid) != 0; }
+
+bool Process::has_waiting_status() const {
+  if (!pending_.empty()) return true;
+  if (stash().empty()) return false;  // the usual case: asked on every event, without a lookup per thread
+  for (const auto& [tid, state] : threads_)
+    if (has_stashed_status(tid)) return true;
+  return false;
+}
+
 Result<std::optional<StopEvent>> Process::classify(pid_t tid, int status) {
   if (WIFEXITED(status) || WIFSIGNALED(status)) {
     std::erase_if(pending_, [&](const StopEvent& event) { return event.tid == tid; });

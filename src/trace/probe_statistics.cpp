@@ -87,6 +87,8 @@ std::string format_summary(const EventCatalog& catalog, const ProbeStatistics& s
   }
   out += row("total", total_recorded, total_misses, total_filtered, total_unwound, "");
   if (statistics.dropped() != 0) out += fmt::format("dropped events: {}\n", statistics.dropped());
+  if (statistics.overwritten() != 0)
+    out += fmt::format("overwritten in the live buffer (buffer_size_kb): {}\n", statistics.overwritten());
   if (statistics.ring_records()) out += fmt::format("ring records read: {}\n", *statistics.ring_records());
   out += "RECORDED: hits whose event was written; MISSED: hits whose event was lost (arguments not fetched, "
          "ring or output full)";

@@ -49,6 +49,11 @@ class ProbeStatistics {
   const ProbeCounters* find(uint32_t probe_id) const;
   void add_dropped(uint64_t count) { dropped_.fetch_add(count, std::memory_order_relaxed); }
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+  // Events the live session's in-memory buffer (buffer_size_kb, behind the control surfaces'
+  // trace and trace_pipe) overwrote before a reader took them, as the kernel's ring buffer
+  // overwrites its oldest: dropped from that buffer, still written to -o or stdout.
+  void add_overwritten(uint64_t count) { overwritten_.fetch_add(count, std::memory_order_relaxed); }
+  uint64_t overwritten() const { return overwritten_.load(std::memory_order_relaxed); }
   // Records read from the jump engine's ring, when it had probes (--summary shows it: what
   // crossed from the program to the tracer).
   void set_ring_records(uint64_t count) { ring_records_ = count; }
@@ -57,6 +62,7 @@ class ProbeStatistics {
  private:
   std::deque<ProbeCounters> counters_;
   std::atomic<uint64_t> dropped_{0};
+  std::atomic<uint64_t> overwritten_{0};
   std::optional<uint64_t> ring_records_;
 };
 

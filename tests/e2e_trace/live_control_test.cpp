@@ -461,6 +461,9 @@ TEST_P(LiveControl, TheMountWithEchoAndCat) {
   const std::string small = shell(mnt, "grep -v '^#' trace").output;
   EXPECT_LE(small.size(), 4096u);
   EXPECT_GT(small.size(), 0u);
+  // The oldest were overwritten: counted, and said at the end (the buffer was empty before).
+  const auto held = static_cast<int>(std::count(small.begin(), small.end(), '\n'));
+  EXPECT_LT(held, kThreads * kCalls);
   // Refusals: EBUSY for an enabled event, EINVAL and the kernel's error_log for a bad line.
   EXPECT_NE(shell(mnt, "echo '-:xprobe_live/work' >> uprobe_events").status, 0);
   EXPECT_NE(shell(mnt, "echo > uprobe_events").status, 0);
@@ -483,6 +486,10 @@ TEST_P(LiveControl, TheMountWithEchoAndCat) {
   EXPECT_EQ(run.output(), untraced(5).output);
   EXPECT_FALSE(mounted(mnt));  // unmounted at the end
   expect_enabled_phases_only(calls_by_phase(run.trace()), {1, 2, 3, 4}, 5);
+  EXPECT_NE(run.diagnostics().find(fmt::format("xprobe: {} events were overwritten in the buffer behind trace and trace_pipe",
+                                               kThreads * kCalls - held)),
+            std::string::npos)
+      << run.diagnostics();
 }
 
 // The kernel's answer to a bad filter written to `group_event`'s filter file, for a
@@ -521,6 +528,67 @@ std::multiset<int> calls_from(int first, int last) {
 long ring_records(const std::string& diagnostics) {
   const size_t at = diagnostics.find("ring records read: ");
   return at == std::string::npos ? -1 : std::stol(diagnostics.substr(at + std::strlen("ring records read: ")));
+}
+
+// The `trace` header's "entries-in-buffer/entries-written" line.
+std::string entries_line(const std::string& trace) {
+  const size_t at = trace.find("# entries-in-buffer/entries-written:");
+  return at == std::string::npos ? std::string() : trace.substr(at, trace.find('\n', at) - at);
+}
+
+// The buffer's counts as the kernel keeps them: entries-written is what the buffer holds plus
+// what it overwrote since it was last cleared; events trace_pipe consumed count in neither.
+// The same sequence (one phase, trace_pipe read, one phase, a clear, a small buffer and one
+// phase) on the kernel's own instance with the same probe is the oracle.
+TEST_P(LiveControl, TheTraceHeadersCountsAreTheKernels) {
+  if (access("/dev/fuse", R_OK | W_OK) != 0) GTEST_SKIP() << "no /dev/fuse";
+  std::string why_not;
+  auto tracefs = KernelTracefs::open(&why_not);
+  if (!tracefs) GTEST_SKIP() << why_not;
+  ASSERT_TRUE(tracefs->define(kernel_work_definition("xpt_live_counts/work")));
+  ASSERT_TRUE(tracefs->enable_group("xpt_live_counts"));
+  std::vector<std::string> kernel;
+  tracefs->clear_trace();
+  (void)untraced(1);
+  kernel.push_back(entries_line(tracefs->trace()));
+  (void)shell(tracefs->instance(), "timeout 1 cat trace_pipe > /dev/null");
+  kernel.push_back(entries_line(tracefs->trace()));
+  (void)untraced(1);
+  kernel.push_back(entries_line(tracefs->trace()));
+  tracefs->clear_trace();
+  kernel.push_back(entries_line(tracefs->trace()));
+  tracefs->enable_group("xpt_live_counts", false);
+  tracefs->undefine("xpt_live_counts/work");
+  // The kernel saw the phase's every call (else the comparison below would prove nothing).
+  EXPECT_EQ(kernel[0].rfind(fmt::format("# entries-in-buffer/entries-written: {0}/{0}   #P:", kThreads * kCalls), 0), 0u)
+      << kernel[0];
+
+  LiveRun run({"--engine", GetParam(), "--control", "MOUNT"});
+  ASSERT_EQ(run.program_line(), "ready\n") << run.diagnostics();
+  const std::string mnt = run.runtime_dir() + "/mnt";
+  ASSERT_TRUE(mounted(mnt)) << run.diagnostics();
+  EXPECT_EQ(shell(mnt, "echo '" + work_definition() + "' >> uprobe_events && echo 1 > events/enable").status, 0);
+  std::vector<std::string> ours;
+  ASSERT_EQ(run.phase(), 1);
+  ours.push_back(entries_line(shell(mnt, "cat trace").output));
+  (void)shell(mnt, "timeout 1 cat trace_pipe > /dev/null");
+  ours.push_back(entries_line(shell(mnt, "cat trace").output));
+  ASSERT_EQ(run.phase(), 2);
+  ours.push_back(entries_line(shell(mnt, "cat trace").output));
+  EXPECT_EQ(shell(mnt, "echo > trace").status, 0);
+  ours.push_back(entries_line(shell(mnt, "cat trace").output));
+  EXPECT_EQ(ours, kernel);
+  // A buffer too small for a phase: it holds the newest, and entries-written still counts the
+  // phase's every event (the kernel's written = entries + overrun).
+  EXPECT_EQ(shell(mnt, "echo 4 > buffer_size_kb").status, 0);
+  ASSERT_EQ(run.phase(), 3);
+  const std::string small = shell(mnt, "cat trace").output;
+  unsigned long held = 0, written = 0;
+  EXPECT_EQ(std::sscanf(entries_line(small).c_str(), "# entries-in-buffer/entries-written: %lu/%lu", &held, &written), 2);
+  EXPECT_LT(held, static_cast<unsigned long>(kThreads * kCalls));
+  EXPECT_EQ(written, static_cast<unsigned long>(kThreads * kCalls));
+  EXPECT_EQ(shell(mnt, "echo 0 > events/enable").status, 0);
+  EXPECT_EQ(run.finish(), untraced(3).exit_status) << run.diagnostics();
 }
 
 // A filter written while tracing (xprobe ctl's filter request) takes effect on the live probe:
