@@ -494,9 +494,10 @@ void TrapEngine::clean_forked_child(Process& child) {
   // too, and its jump leads back to the original code (release_threads moves it there). A
   // byte that cannot be written back concerns a child that is being let go anyway.
   if (!arch_) return;
-  for (auto& [address, site] : sites_) {
-    if (site->planted) static_cast<void>(child.write(address, site->insn->bytes_under_breakpoint(arch_->breakpoint().size())));
-  }
+  std::vector<target::WritePiece> pieces;
+  for (auto& [address, site] : sites_)
+    if (site->planted) pieces.push_back({address, site->insn->bytes_under_breakpoint(arch_->breakpoint().size())});
+  static_cast<void>(child.write_pieces(pieces));  // the child is at its first stop
 }
 
 void TrapEngine::on_thread_exited(pid_t tid) {
