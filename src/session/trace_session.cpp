@@ -250,7 +250,9 @@ class TraceSession final : public supervisor::Participant, public LiveSession {
     return options_.interval_seconds != 0 ? 100 : 0;
   }
   void between_events() override {
+    flush_in_time();
     if (live()) control_.serve(*this);
+    flush_in_time();
   }
   bool live() const { return control_socket_ || control_mount_; }
 
@@ -344,6 +346,18 @@ class TraceSession final : public supervisor::Participant, public LiveSession {
                    uint64_t return_address, std::span<const uint64_t> saved);
   std::vector<uint64_t> save_at_entry(const PlantedProbe& probe, const probe::engine::HitContext& context);
   void emit(TracedProcess& p, trace::EventRecord&& record);
+  // With several processes each has its own ring, drained in turn: their records wait until
+  // the loop's turn is over (or a breakpoint's event is due), then go out in the order of
+  // their time, every ring drained first, as the kernel's per-CPU buffers are merged.
+  void emit_in_time(TracedProcess& p, trace::EventRecord&& record);
+  void flush_in_time();
+  // Before a breakpoint's event: the jump-optimized probes' earlier events.
+  void earlier_jump_events_first(TracedProcess& p);
+  struct TimedEvent {
+    TracedProcess* process;
+    trace::EventRecord record;
+  };
+  std::vector<TimedEvent> in_time_;
   std::optional<trace::ThreadProcess> process_of_thread(pid_t tid);
   // The writer's trailer, everything flushed, the counts reported.
   void end_output();
@@ -1304,6 +1318,7 @@ ControlReply TraceSession::execute(const ControlRequest& request) {
     case Verb::SetTrigger: return set_trigger_live(request.text);
     case Verb::Drain:
       drain_jump_engines();
+      flush_in_time();
       return ControlReply{};
   }
   return ControlReply{EINVAL, "unknown request\n", {}};
@@ -1867,7 +1882,7 @@ trace::EventRecord TraceSession::fetch_event(const PlantedProbe& probe, const pr
 
 void TraceSession::on_hit(const PlantedProbe& probe, const probe::engine::HitContext& context) {
   TracedProcess& p = *probe.process;
-  if (p.jump_engine) p.jump_engine->drain();  // earlier jump-probe events first
+  earlier_jump_events_first(p);
   trace::EventRecord record = fetch_event(probe, context, std::nullopt, {});
   if (passes_filter(probe, record) && !aggregate(probe, record, 0)) emit(p, std::move(record));
 }
@@ -1894,7 +1909,7 @@ void TraceSession::on_record(const PlantedProbe& probe, const probe::AgentRecord
     const uint64_t ticks = agent_record.tsc - agent_record.saved[*probe.entry_clock_slot];
     latency_ns = static_cast<uint64_t>(static_cast<double>(ticks) / p.jump_engine->ticks_per_ns());
   }
-  if (!aggregate(probe, record, latency_ns)) emit(p, std::move(record));
+  if (!aggregate(probe, record, latency_ns)) emit_in_time(p, std::move(record));
 }
 
 void TraceSession::on_missed(const PlantedProbe& probe, uint64_t count) {
@@ -1965,7 +1980,7 @@ void TraceSession::on_return(const PlantedProbe& probe, const probe::engine::Ret
 void TraceSession::emit_return(const PlantedProbe& probe, const probe::engine::HitContext& at_return, uint64_t function,
                                uint64_t return_address, std::span<const uint64_t> saved) {
   TracedProcess& p = *probe.process;
-  if (p.jump_engine) p.jump_engine->drain();  // earlier jump-probe events first
+  earlier_jump_events_first(p);
   trace::EventRecord record = fetch_event(probe, at_return, return_address, saved);
   record.address = return_address;
   record.function_address = function;
@@ -1991,7 +2006,29 @@ void TraceSession::emit(TracedProcess& p, trace::EventRecord&& record) {
   if (live_events_buffer_) live_events_buffer_->push(line_);
 }
 
+void TraceSession::emit_in_time(TracedProcess& p, trace::EventRecord&& record) {
+  if (processes_.size() < 2) return emit(p, std::move(record));
+  in_time_.push_back({&p, std::move(record)});
+}
+
+void TraceSession::flush_in_time() {
+  if (processes_.size() < 2) return;
+  drain_jump_engines();  // what the other rings hold may be older
+  if (in_time_.empty()) return;
+  std::vector<TimedEvent> due = std::move(in_time_);
+  in_time_.clear();
+  std::stable_sort(due.begin(), due.end(),
+                   [](const TimedEvent& a, const TimedEvent& b) { return a.record.timestamp_ns < b.record.timestamp_ns; });
+  for (TimedEvent& event : due) emit(*event.process, std::move(event.record));
+}
+
+void TraceSession::earlier_jump_events_first(TracedProcess& p) {
+  if (processes_.size() > 1) flush_in_time();
+  else if (p.jump_engine) p.jump_engine->drain();
+}
+
 void TraceSession::end_output() {
+  flush_in_time();
   // The aggregations' final state (also after Ctrl-C: tracing ends the same way).
   if (!aggregations_.empty()) write_aggregations(monotonic_ns(), false);
   if (const std::string trailer = writer_->end(); !trailer.empty()) output_->write_text(trailer);

@@ -416,6 +416,39 @@ TEST_P(MultiProcessEngines, InterruptLetsEveryProcessRunOn) {
   EXPECT_EQ(profile_hits(session.diagnostics(), "work"), 3 * kCalls) << session.diagnostics();
 }
 
+// Two processes that take turns: the events come out in the order the calls were made,
+// whichever process's ring (or breakpoint) they came from, with non-decreasing timestamps, as
+// the kernel's trace merges its per-CPU buffers.
+TEST_P(MultiProcessEngines, EventsOfSeveralProcessesAreInTheirTimeOrder) {
+  Program a(1), b(2);
+  Session session({a.pid(), b.pid()}, {"--engine", GetParam(), "-e", work_definition()});
+  ASSERT_TRUE(session.wait_ready()) << session.diagnostics();
+  std::vector<pid_t> turns;
+  for (int round = 1; round <= 3; ++round) {
+    for (Program* program : {&a, &b}) {
+      EXPECT_EQ(program->say("go"), fmt::format("done {}", round * kCalls));
+      turns.insert(turns.end(), kCalls, program->pid());
+    }
+  }
+  EXPECT_EQ(a.quit(), 0);
+  EXPECT_EQ(b.quit(), 0);
+  EXPECT_EQ(session.wait_end(), 0) << session.diagnostics();
+  std::vector<pid_t> order;
+  double previous = 0;
+  std::istringstream lines(session.trace());
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream words(line);
+    std::string task, cpu, flags, stamp;
+    words >> task >> cpu >> flags >> stamp;
+    order.push_back(std::stoi(task.substr(task.rfind('-') + 1)));
+    const double seconds = std::stod(stamp);
+    EXPECT_GE(seconds, previous) << line;
+    previous = seconds;
+  }
+  EXPECT_EQ(order, turns);
+}
+
 // -p and a program to start at once: refused before anything is attached or started.
 TEST(MultiProcessUsage, PidsAndAProgramTogetherAreRefused) {
   Program a(1);
