@@ -12,6 +12,7 @@
 #include <cstring>
 #include <iterator>
 #include <mutex>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -26,6 +27,11 @@ struct ElfHandleCloser {
   void operator()(Elf* e) const { elf_end(e); }
 };
 using ElfHandle = std::unique_ptr<Elf, ElfHandleCloser>;
+
+struct Descriptor {
+  int fd;
+  ~Descriptor() { ::close(fd); }
+};
 
 std::string demangle(const std::string& name) {
   if (name.size() < 2 || name[0] != '_' || name[1] != 'Z') return {};
@@ -93,7 +99,36 @@ struct ExceptionTablesOnce {
   std::optional<Result<ExceptionTables>> tables;
 };
 
+struct FileImage {
+  std::string path;
+  FileIdentity identity;  // of the file the headers and symbols were read from
+  std::once_flag once;
+  std::vector<uint8_t> bytes;
+};
+
+struct SymbolNames {
+  std::once_flag once;
+  std::vector<std::string> demangled;                       // per symbol, empty when not C++
+  std::unordered_multimap<std::string, uint32_t> index;  // name, demangled name, short name
+};
+
+template <typename Wanted>
+const Symbol* ElfFile::last_containing(uint64_t address, Wanted wanted, const std::vector<uint64_t>& reach) const {
+  // What the scan in address order kept: the last wanted symbol that starts at or before the
+  // address and contains it.
+  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), address,
+                             [](uint64_t a, const Symbol& symbol) { return a < symbol.address; });
+  for (auto i = static_cast<size_t>(it - symbols_.begin()); i-- > 0;) {
+    if (reach[i] <= address) return nullptr;  // nothing up to here reaches the address
+    const Symbol& symbol = symbols_[i];
+    if (wanted(symbol) && address < symbol.address + std::max<uint64_t>(symbol.size, 1)) return &symbol;
+  }
+  return nullptr;
+}
+
 std::shared_ptr<ExceptionTablesOnce> ElfFile::no_exception_tables_yet() { return std::make_shared<ExceptionTablesOnce>(); }
+std::shared_ptr<FileImage> ElfFile::no_image_yet() { return std::make_shared<FileImage>(); }
+std::shared_ptr<SymbolNames> ElfFile::no_names_yet() { return std::make_shared<SymbolNames>(); }
 
 const Result<ExceptionTables>& ElfFile::exception_tables() const {
   std::call_once(exception_tables_->once, [this] { exception_tables_->tables.emplace(ExceptionTables::index(*this)); });
@@ -101,17 +136,24 @@ const Result<ExceptionTables>& ElfFile::exception_tables() const {
 }
 
 Result<ElfFile> ElfFile::open(const std::string& path) {
-  auto bytes = read_regular_file(path);
-  if (!bytes) return bytes.error();
-  if (bytes->size() < 4 || std::memcmp(bytes->data(), ELFMAG, SELFMAG) != 0)
+  FileIdentity identity;
+  auto opened = open_regular_file(path, identity);
+  if (!opened) return opened.error();
+  const Descriptor fd{*opened};
+  const uint64_t file_size = identity.size;
+  unsigned char magic[SELFMAG] = {};
+  if (file_size < 4 || ::pread(fd.fd, magic, SELFMAG, 0) != SELFMAG || std::memcmp(magic, ELFMAG, SELFMAG) != 0)
     return make_error(fmt::format("{}: not an ELF file", path));
   elf_version(EV_CURRENT);
 
   ElfFile file;
   file.path_ = path;
-  auto image = std::make_shared<std::vector<uint8_t>>(std::move(*bytes));
-  // elf_memory takes a non-const pointer but ELF_C_READ_MMAP-like read-only use never writes.
-  ElfHandle elf(elf_memory(reinterpret_cast<char*>(image->data()), image->size()));
+  file.image_->path = path;
+  file.image_->identity = identity;
+  // ELF_C_READ: libelf reads the headers and, when asked, the sections it is asked for, with
+  // pread (the symbol tables, the relocations, the dynamic section); the rest of the file
+  // (code, data, a 30 MB .rodata) is read only if a probe needs it (image()).
+  ElfHandle elf(elf_begin(fd.fd, ELF_C_READ, nullptr));
   if (!elf || elf_kind(elf.get()) != ELF_K_ELF)
     return make_error(fmt::format("{}: not a valid ELF file: {}", path, elf_errmsg(-1)));
 
@@ -136,10 +178,10 @@ Result<ElfFile> ElfFile::open(const std::string& path) {
       if (gelf_getphdr(elf.get(), static_cast<int>(i), &ph) == nullptr || ph.p_type != PT_LOAD) continue;
       // A segment whose bytes are not all in the file: cut short (a partial copy or download)
       // or corrupt. Its code cannot be checked, so the object is refused as a whole.
-      if (ph.p_offset > image->size() || ph.p_filesz > image->size() - ph.p_offset) {
+      if (ph.p_offset > file_size || ph.p_filesz > file_size - ph.p_offset) {
         return make_error(fmt::format("{}: truncated or corrupt ELF file: segment {} needs bytes up to offset {:#x}, "
                                       "the file has {:#x}",
-                                      path, i, ph.p_offset + ph.p_filesz, image->size()));
+                                      path, i, ph.p_offset + ph.p_filesz, file_size));
       }
       file.segments_.push_back({ph.p_vaddr, ph.p_offset, ph.p_filesz, ph.p_memsz, (ph.p_flags & PF_X) != 0,
                                 (ph.p_flags & PF_W) != 0});
@@ -162,8 +204,8 @@ Result<ElfFile> ElfFile::open(const std::string& path) {
     section.file_offset = sh.sh_offset;
     section.size = sh.sh_size;
     section.executable = (sh.sh_flags & SHF_EXECINSTR) != 0 && (sh.sh_flags & SHF_ALLOC) != 0;
-    section.has_file_bytes = sh.sh_type != SHT_NOBITS && sh.sh_offset <= image->size() &&
-                             sh.sh_size <= image->size() - sh.sh_offset;
+    section.has_file_bytes = sh.sh_type != SHT_NOBITS && sh.sh_offset <= file_size &&
+                             sh.sh_size <= file_size - sh.sh_offset;
     if (sh.sh_flags & SHF_ALLOC) file.sections_.push_back(section);
     if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) symbol_tables.emplace_back(scn, sh);
     if (sh.sh_type == SHT_RELA && (sh.sh_flags & SHF_ALLOC)) read_got_slots(elf.get(), scn, sh, header.e_machine, file.got_slots_);
@@ -205,7 +247,6 @@ Result<ElfFile> ElfFile::open(const std::string& path) {
       symbol.global = bind == STB_GLOBAL || bind == STB_WEAK;
       symbol.from_dynsym = sh.sh_type == SHT_DYNSYM;
       symbol.ifunc = type == STT_GNU_IFUNC;
-      symbol.demangled = demangle(symbol.name);
       file.symbols_.push_back(std::move(symbol));
     }
   }
@@ -216,13 +257,51 @@ Result<ElfFile> ElfFile::open(const std::string& path) {
   file.symbols_.erase(std::unique(file.symbols_.begin(), file.symbols_.end(),
                                   [](const Symbol& a, const Symbol& b) { return a.address == b.address && a.name == b.name; }),
                       file.symbols_.end());
-  file.image_ = std::move(image);
+  file.function_reach_.reserve(file.symbols_.size());
+  file.symbol_reach_.reserve(file.symbols_.size());
+  uint64_t function_reach = 0, symbol_reach = 0;
+  for (const Symbol& symbol : file.symbols_) {
+    const uint64_t end = symbol.address + std::max<uint64_t>(symbol.size, 1);  // wraps as the scans' test did
+    if (symbol.kind == SymbolKind::Function) function_reach = std::max(function_reach, end);
+    if (symbol.kind != SymbolKind::Other) symbol_reach = std::max(symbol_reach, end);
+    file.function_reach_.push_back(function_reach);
+    file.symbol_reach_.push_back(symbol_reach);
+  }
   return file;
+}
+
+std::span<const uint8_t> ElfFile::image() const {
+  FileImage& image = *image_;
+  std::call_once(image.once, [&image] {
+    // Another file at the path by now (replaced, rebuilt, truncated) is not the one whose
+    // symbols were read: no bytes rather than another file's.
+    if (auto bytes = read_unchanged_regular_file(image.path, image.identity)) image.bytes = std::move(*bytes);
+  });
+  return image.bytes;
+}
+
+const SymbolNames& ElfFile::names() const {
+  SymbolNames& names = *names_;
+  std::call_once(names.once, [this, &names] {
+    names.demangled.reserve(symbols_.size());
+    for (uint32_t i = 0; i < symbols_.size(); ++i) {
+      names.demangled.push_back(demangle(symbols_[i].name));
+      const std::string& demangled = names.demangled.back();
+      names.index.emplace(symbols_[i].name, i);
+      if (demangled.empty()) continue;
+      names.index.emplace(demangled, i);
+      const std::string_view short_name = without_parameters(demangled);
+      if (short_name.size() != demangled.size()) names.index.emplace(std::string(short_name), i);
+    }
+  });
+  return names;
 }
 
 std::span<const uint8_t> ElfFile::section_bytes(const Section& section) const {
   if (!section.has_file_bytes) return {};
-  return std::span<const uint8_t>(image_->data() + section.file_offset, section.size);
+  const std::span<const uint8_t> whole = image();
+  if (section.file_offset > whole.size() || section.size > whole.size() - section.file_offset) return {};
+  return whole.subspan(section.file_offset, section.size);
 }
 
 std::span<const uint8_t> ElfFile::function_bytes(const Symbol& function) const {
@@ -253,27 +332,39 @@ std::optional<std::span<const uint8_t>> ElfFile::bytes_at(uint64_t address, uint
 }
 
 std::vector<const Symbol*> ElfFile::find_symbols(std::string_view name) const {
+  const SymbolNames& all = names();
   std::vector<const Symbol*> matches;
-  const bool glob = has_glob_characters(name);
-  for (const Symbol& symbol : symbols_) {
+  if (!has_glob_characters(name)) {
+    // The name, the demangled name and the short name of one symbol may all be `name`.
+    std::vector<uint32_t> found;
+    auto [begin, end] = all.index.equal_range(std::string(name));
+    for (auto it = begin; it != end; ++it) found.push_back(it->second);
+    std::sort(found.begin(), found.end());
+    found.erase(std::unique(found.begin(), found.end()), found.end());
+    for (uint32_t i : found)
+      if (symbols_[i].kind != SymbolKind::Other) matches.push_back(&symbols_[i]);
+    return matches;
+  }
+  for (uint32_t i = 0; i < symbols_.size(); ++i) {
+    const Symbol& symbol = symbols_[i];
     if (symbol.kind == SymbolKind::Other) continue;
-    const std::string_view short_name = without_parameters(symbol.demangled);
-    const bool hit = glob ? (glob_match(name, symbol.name) || (!symbol.demangled.empty() && (glob_match(name, symbol.demangled) ||
-                                                                                           glob_match(name, short_name))))
-                          : (symbol.name == name || (!symbol.demangled.empty() && (symbol.demangled == name || short_name == name)));
+    const std::string& demangled = all.demangled[i];
+    const bool hit = glob_match(name, symbol.name) ||
+                     (!demangled.empty() && (glob_match(name, demangled) || glob_match(name, without_parameters(demangled))));
     if (hit) matches.push_back(&symbol);
   }
   return matches;
 }
 
+std::vector<const Symbol*> ElfFile::symbols_named(std::string_view name) const {
+  std::vector<const Symbol*> matches;
+  for (const Symbol& symbol : symbols_)
+    if (symbol.kind != SymbolKind::Other && symbol.name == name) matches.push_back(&symbol);
+  return matches;
+}
+
 const Symbol* ElfFile::function_containing(uint64_t address) const {
-  const Symbol* best = nullptr;
-  for (const Symbol& symbol : symbols_) {
-    if (symbol.address > address) break;
-    if (symbol.kind != SymbolKind::Function) continue;
-    if (address < symbol.address + std::max<uint64_t>(symbol.size, 1)) best = &symbol;
-  }
-  return best;
+  return last_containing(address, [](const Symbol& symbol) { return symbol.kind == SymbolKind::Function; }, function_reach_);
 }
 
 std::vector<const Symbol*> ElfFile::symbols_starting_in(uint64_t begin, uint64_t end) const {
@@ -286,13 +377,7 @@ std::vector<const Symbol*> ElfFile::symbols_starting_in(uint64_t begin, uint64_t
 }
 
 const Symbol* ElfFile::symbol_containing(uint64_t address) const {
-  const Symbol* best = nullptr;
-  for (const Symbol& symbol : symbols_) {
-    if (symbol.address > address) break;
-    if (symbol.kind == SymbolKind::Other) continue;
-    if (address < symbol.address + std::max<uint64_t>(symbol.size, 1)) best = &symbol;
-  }
-  return best;
+  return last_containing(address, [](const Symbol& symbol) { return symbol.kind != SymbolKind::Other; }, symbol_reach_);
 }
 
 std::optional<uint64_t> ElfFile::file_offset_to_address(uint64_t offset) const {

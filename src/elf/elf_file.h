@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "insn/arch.h"
+#include "support/regular_file.h"
 #include "support/result.h"
 
 namespace xprobe::elf {
@@ -28,7 +29,6 @@ enum class SymbolKind : uint8_t { Function, Object, Other };
 
 struct Symbol {
   std::string name;       // as stored (mangled for C++)
-  std::string demangled;  // empty when the name is not a mangled C++ name
   uint64_t address = 0;   // st_value: link-time virtual address
   uint64_t size = 0;
   SymbolKind kind = SymbolKind::Other;
@@ -58,6 +58,8 @@ struct LoadSegment {
 
 class ExceptionTables;
 struct ExceptionTablesOnce;
+struct FileImage;
+struct SymbolNames;
 
 class ElfFile {
  public:
@@ -75,6 +77,9 @@ class ElfFile {
   // x86-64, AArch64), in file order.
   const std::vector<GotSlot>& got_slots() const { return got_slots_; }
 
+  // The file's bytes are read on first use (most objects a process maps are never probed:
+  // reading all of them made an attach read ~80 MB), from the same file: if the path names
+  // another or a modified file by then, there are no bytes (every span below is empty).
   // Bytes of the file at a virtual address range, if they lie inside one section with file bytes.
   std::optional<std::span<const uint8_t>> bytes_at(uint64_t address, uint64_t size) const;
   std::span<const uint8_t> section_bytes(const Section& section) const;
@@ -83,8 +88,11 @@ class ElfFile {
   std::span<const uint8_t> function_bytes(const Symbol& function) const;
 
   // Functions and objects whose name (or demangled name, or demangled name without its
-  // parameter list) equals `name`, or matches it when it holds glob characters (* ? [).
+  // parameter list) equals `name`, or matches it when it holds glob characters (* ? [), in
+  // address order. The names are demangled and indexed on the first call.
   std::vector<const Symbol*> find_symbols(std::string_view name) const;
+  // Functions and objects whose name as stored is exactly `name` (no demangling, no globs).
+  std::vector<const Symbol*> symbols_named(std::string_view name) const;
   const Symbol* function_containing(uint64_t address) const;
   // Functions and objects whose start lies in [begin, end), in address order.
   std::vector<const Symbol*> symbols_starting_in(uint64_t begin, uint64_t end) const;
@@ -103,9 +111,21 @@ class ElfFile {
   bool position_independent_ = false;
   std::string soname_;
   uint64_t entry_ = 0;
-  std::shared_ptr<const std::vector<uint8_t>> image_;  // the whole file
+  std::span<const uint8_t> image() const;  // the whole file, read on first use
+  template <typename Wanted>
+  const Symbol* last_containing(uint64_t address, Wanted wanted, const std::vector<uint64_t>& reach) const;
+  const SymbolNames& names() const;
+  static std::shared_ptr<FileImage> no_image_yet();
+  static std::shared_ptr<SymbolNames> no_names_yet();
+  std::shared_ptr<FileImage> image_ = no_image_yet();  // copies share it: the same file
   std::vector<Section> sections_;
   std::vector<Symbol> symbols_;         // sorted by address
+  // For each symbol, the furthest end (address + size, at least 1) of the functions (and of
+  // the functions and objects) up to it: a containing symbol is searched backwards from the
+  // address only as far as something before can still reach it.
+  std::vector<uint64_t> function_reach_;
+  std::vector<uint64_t> symbol_reach_;
+  std::shared_ptr<SymbolNames> names_ = no_names_yet();  // copies share it: the same symbols
   std::vector<LoadSegment> segments_;
   std::vector<GotSlot> got_slots_;
   static std::shared_ptr<ExceptionTablesOnce> no_exception_tables_yet();

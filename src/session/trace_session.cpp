@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 #include <set>
 #include <sstream>
 
@@ -72,6 +73,29 @@ uint64_t monotonic_ns() {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
+
+// A line a second on stderr while planting takes longer than a second (10,000 probes on a
+// loaded machine): what is being done and how far it got, so a long attach is not mistaken
+// for a hang.
+class PlantingProgress {
+ public:
+  explicit PlantingProgress(std::function<void(std::string)> say) : say_(std::move(say)), start_(monotonic_ns()) {}
+
+  void step(const char* what, size_t done, size_t total) {
+    if ((++calls_ & 63) != 0) return;  // the clock every 64 steps
+    const uint64_t now = monotonic_ns();
+    if (now - start_ < kSecond || now < next_) return;
+    next_ = now + kSecond;
+    say_(fmt::format("planting: {} {} of {} ({:.1f} s)", what, done, total, static_cast<double>(now - start_) / 1e9));
+  }
+
+ private:
+  static constexpr uint64_t kSecond = 1000000000;
+  std::function<void(std::string)> say_;
+  uint64_t start_;
+  uint64_t next_ = 0;
+  uint64_t calls_ = 0;
+};
 
 std::string read_link(const std::string& path) {
   char buffer[4096];
@@ -390,6 +414,9 @@ class TraceSession final : public supervisor::Participant, public LiveSession {
   trace::EventCatalog catalog_;
   trace::ProbeStatistics statistics_;
   std::deque<PlantedProbe> planted_;
+  // The planted probes of each definition (pointers into planted_, which only grows): a new
+  // probe's catalog entry is looked for among its definition's, not among all 10,000.
+  std::unordered_map<size_t, std::vector<const PlantedProbe*>> planted_by_definition_;
   std::unique_ptr<trace::EventOutput> output_;
   std::unique_ptr<trace::EventWriter> writer_;
   std::string line_;
@@ -980,13 +1007,19 @@ bool TraceSession::parse_for_arch(insn::Arch arch) {
 // probe planted in another process gives its entry; one the process had before (an image
 // an exec replaced) does not.
 uint32_t TraceSession::catalog_entry(const TracedProcess& p, size_t definition, trace::EventDescription&& described) {
-  std::set<uint32_t> own;
-  for (const PlantedProbe& planted : planted_)
-    if (planted.process == &p) own.insert(planted.catalog_id);
-  for (const PlantedProbe& planted : planted_) {
-    const trace::EventDescription& known = catalog_[planted.catalog_id];
-    if (planted.process == &p || planted.definition != definition || own.contains(planted.catalog_id)) continue;
-    if (known.probe_point == described.probe_point && group_event_of(known) == group_event_of(described)) return planted.catalog_id;
+  std::optional<std::set<uint32_t>> own;  // the entries p's probes have: only when another process's might do
+  if (auto same = planted_by_definition_.find(definition); same != planted_by_definition_.end()) {
+    for (const PlantedProbe* planted : same->second) {
+      if (planted->process == &p) continue;
+      const trace::EventDescription& known = catalog_[planted->catalog_id];
+      if (known.probe_point != described.probe_point || group_event_of(known) != group_event_of(described)) continue;
+      if (!own) {
+        own.emplace();
+        for (const PlantedProbe& mine : planted_)
+          if (mine.process == &p) own->insert(mine.catalog_id);
+      }
+      if (!own->contains(planted->catalog_id)) return planted->catalog_id;
+    }
   }
   const auto catalog_id = static_cast<uint32_t>(catalog_.size());
   catalog_.push_back(std::move(described));
@@ -1008,7 +1041,10 @@ bool TraceSession::plant_pending(TracedProcess& p, bool strict) {
   std::vector<size_t> still_pending;
   bool failed = false;
   const insn::Arch arch = p.engine->arch();  // of the code the process runs now
+  PlantingProgress progress([this](std::string line) { report(Severity::Note, std::move(line)); });
+  size_t resolved = 0;
   for (size_t index : p.pending) {
+    progress.step("resolved definitions", resolved++, p.pending.size());
     const probe::ProbeDefinition& definition = definitions_[index];
     auto resolution = probe::resolve_place(definition, p.modules);
     if (!resolution) {
@@ -1050,6 +1086,7 @@ bool TraceSession::plant_pending(TracedProcess& p, bool strict) {
   std::vector<JumpChoice> jumps(ready.size());
   std::vector<uint64_t> trap_addresses;
   for (size_t i = 0; i < ready.size(); ++i) {
+    progress.step("probe points checked for a jump", i, ready.size());
     JumpChoice& choice = jumps[i];
     if (!p.jump_engine || p.jumps_demoted || !arch::jump_arch(arch)) {
       choice.why_not = !arch::jump_arch(arch) ? fmt::format("the process is {}", insn::arch_name(arch)) : p.jump_unusable;
@@ -1071,11 +1108,13 @@ bool TraceSession::plant_pending(TracedProcess& p, bool strict) {
     if (!choice.spec) trap_addresses.push_back(ready[i].point.address);
   }
   // A breakpoint inside a jump's bytes would break both: such probes stay breakpoints.
+  std::sort(trap_addresses.begin(), trap_addresses.end());
   for (JumpChoice& choice : jumps) {
     if (!choice.spec) continue;
     const uint64_t begin = choice.spec->patch->address, end = begin + choice.spec->patch->length;
     bool clash = p.supervisor->patches().claimed_by_other(*p.jump_engine, begin, end);
-    for (uint64_t address : trap_addresses) clash = clash || (address >= begin && address < end);
+    const auto first_at_or_after = std::lower_bound(trap_addresses.begin(), trap_addresses.end(), begin);
+    clash = clash || (first_at_or_after != trap_addresses.end() && *first_at_or_after < end);
     if (clash) {
       choice.spec.reset();
       choice.why_not = "a breakpoint probe shares its bytes";
@@ -1092,6 +1131,7 @@ bool TraceSession::plant_pending(TracedProcess& p, bool strict) {
   }
 
   for (size_t i = 0; i < ready.size(); ++i) {
+    progress.step("probes in", i, ready.size());
     Ready& item = ready[i];
     probe::ProbeDefinition definition = definitions_[item.definition];
     definition.event = item.point.event;
@@ -1123,6 +1163,7 @@ bool TraceSession::plant_pending(TracedProcess& p, bool strict) {
     PlantedProbe& planted = planted_.emplace_back();
     planted.process = &p;
     planted.definition = item.definition;
+    planted_by_definition_[item.definition].push_back(&planted);
     planted.enabled = event_starts_enabled(group_event_of(catalog_[catalog_id]), item.definition);
     planted.filter = std::move(filter);
     bool latency = false;
@@ -1714,7 +1755,7 @@ void TraceSession::watch_functions(TracedProcess& p, std::initializer_list<const
   if (!p.jump_engine || p.jump_engine->probe_count() == 0) return;
   for (const probe::LoadedModule& module : p.modules.modules()) {
     for (const char* name : names) {
-      for (const elf::Symbol* symbol : module.elf->find_symbols(name)) {
+      for (const elf::Symbol* symbol : module.elf->symbols_named(name)) {
         if (symbol->kind != elf::SymbolKind::Function) continue;
         const uint64_t address = symbol->address + module.bias;
         if (watched.insert(address).second) (void)p.engine->add_internal_breakpoint(address, callback);
@@ -1776,7 +1817,7 @@ void TraceSession::watch_dynamic_linker(TracedProcess& p) {
   // list of loaded objects: debuggers stop there, and so does xprobe, to plant the probes of
   // libraries that were not loaded yet.
   for (const probe::LoadedModule& module : p.modules.modules()) {
-    for (const elf::Symbol* symbol : module.elf->find_symbols("_dl_debug_state")) {
+    for (const elf::Symbol* symbol : module.elf->symbols_named("_dl_debug_state")) {
       const uint64_t address = symbol->address + module.bias;
       if (p.rendezvous && p.rendezvous_address == address) return;
       auto id = p.engine->add_internal_breakpoint(address, [this, &p](const probe::engine::HitContext&) {

@@ -17,6 +17,12 @@ struct ReadRequest {
   size_t copied = 0;
 };
 
+// One piece of a batched write (Process::write_pieces).
+struct WritePiece {
+  uint64_t address = 0;
+  std::span<const uint8_t> bytes;
+};
+
 class Memory {
  public:
   virtual ~Memory() = default;

@@ -359,6 +359,66 @@ Status Process::write(uint64_t address, std::span<const uint8_t> bytes) {
   return poke_write(address, bytes);
 }
 
+Status Process::write_pieces(std::span<const WritePiece> pieces) {
+  // Runs: the pieces (in address order) on the pages a run has reached or the page after
+  // (function entries of a whole library make runs of its whole text), up to kLongestRun.
+  constexpr uint64_t kLongestRun = uint64_t{1} << 20;
+  std::vector<size_t> order(pieces.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pieces[a].address < pieces[b].address; });
+  struct Run {
+    uint64_t begin = 0;
+    uint64_t end = 0;
+    std::vector<size_t> pieces;  // indexes into `pieces`, in address order
+    std::vector<uint8_t> bytes;
+  };
+  std::vector<Run> runs;
+  for (size_t index : order) {
+    const WritePiece& piece = pieces[index];
+    if (piece.bytes.empty()) continue;
+    const uint64_t end = piece.address + piece.bytes.size();
+    const bool joins = !runs.empty() && piece.address / kPageSize <= (runs.back().end - 1) / kPageSize + 1 &&
+                       end - runs.back().begin <= kLongestRun;
+    if (!joins) runs.push_back({piece.address, end, {}, {}});
+    Run& run = runs.back();
+    run.end = std::max(run.end, end);
+    run.pieces.push_back(index);
+  }
+  std::vector<ReadRequest> reads;
+  for (Run& run : runs) {
+    if (run.pieces.size() < 2) continue;
+    run.bytes.resize(run.end - run.begin);
+    reads.push_back({run.begin, run.bytes, 0});
+  }
+  if (!reads.empty()) {
+    if (auto read = read_batch(reads); !read) return read;
+  }
+  Status result;
+  size_t next_read = 0;
+  for (Run& run : runs) {
+    bool whole = false;
+    if (run.pieces.size() >= 2) {
+      whole = reads[next_read++].copied == run.bytes.size();
+      if (whole) {
+        std::vector<size_t> in_order = run.pieces;
+        std::sort(in_order.begin(), in_order.end());
+        for (size_t index : in_order)
+          std::copy(pieces[index].bytes.begin(), pieces[index].bytes.end(), run.bytes.begin() + (pieces[index].address - run.begin));
+      }
+    }
+    if (whole) {
+      if (auto written = write(run.begin, run.bytes); !written && result) result = written;
+      continue;
+    }
+    // One piece, or the page could not be read whole: each piece by itself.
+    std::vector<size_t> in_order = run.pieces;
+    std::sort(in_order.begin(), in_order.end());
+    for (size_t index : in_order)
+      if (auto written = write(pieces[index].address, pieces[index].bytes); !written && result) result = written;
+  }
+  return result;
+}
+
 Status Process::poke_write(uint64_t address, std::span<const uint8_t> bytes) {
   pid_t tid = any_stopped_thread();
   if (tid == 0) return make_error(fmt::format("cannot write at 0x{:x}: no stopped thread in process {}", address, pid_));

@@ -136,6 +136,12 @@ class Process final : public Memory {
   Status read(uint64_t address, std::span<uint8_t> buffer) override;
   Status read_batch(std::span<ReadRequest> requests) override;
   Status write(uint64_t address, std::span<const uint8_t> bytes) override;
+  // Writes every piece (pieces must not overlap), as write() one after the other would, but
+  // with one write per run of pages that pieces lie on: the bytes between them are read first
+  // (all runs in one batched read) and written back as they were. Thousands of patches
+  // restored in a forked child cost a few system calls, not thousands. Only for a process
+  // whose threads are all stopped (nothing may write the bytes in between meanwhile).
+  Status write_pieces(std::span<const WritePiece> pieces);
 
   Result<std::vector<MapEntry>> maps() const { return read_maps(pid_); }
 

@@ -16,8 +16,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -44,6 +46,33 @@ struct Reply {
   int error = 0;
   std::string text;
 };
+
+// How long a reply or a line of the program may take before the test calls xprobe stuck: a
+// hang becomes a failure that says what xprobe and the program were doing, not ctest's timeout.
+constexpr int kStuckSeconds = 90;
+
+// "PID (state, wchan)" for the process and each of its threads, and the same for its children.
+std::string where_processes_wait(pid_t pid) {
+  std::string out;
+  const std::string task_dir = fmt::format("/proc/{}/task", pid);
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(task_dir, error)) {
+    const std::string tid = entry.path().filename();
+    const std::string stat = read_text_file(fmt::format("{}/{}/stat", task_dir, tid));
+    const size_t close = stat.rfind(')');
+    const char state = close != std::string::npos && close + 2 < stat.size() ? stat[close + 2] : '?';
+    out += fmt::format(" {} ({}, {})", tid, state, read_text_file(fmt::format("{}/{}/wchan", task_dir, tid)));
+    std::string children = read_text_file(fmt::format("{}/{}/children", task_dir, tid));
+    for (size_t at = 0; at < children.size();) {
+      const size_t end = children.find(' ', at);
+      const std::string child = children.substr(at, end == std::string::npos ? std::string::npos : end - at);
+      if (!child.empty()) out += " child" + where_processes_wait(static_cast<pid_t>(std::stol(child)));
+      if (end == std::string::npos) break;
+      at = end + 1;
+    }
+  }
+  return out;
+}
 
 // One xprobe trace --ctl session on live_calls, its socket directory its own.
 class LiveRun {
@@ -78,12 +107,12 @@ class LiveRun {
     close(to_program[0]);
     close(from_program[1]);
     to_program_ = fdopen(to_program[1], "w");
-    from_program_ = fdopen(from_program[0], "r");
+    from_program_ = from_program[0];
   }
   ~LiveRun() {
     if (socket_ >= 0) close(socket_);
     if (to_program_) fclose(to_program_);
-    if (from_program_) fclose(from_program_);
+    if (from_program_ >= 0) close(from_program_);
     if (pid_ > 0 && !reaped_) {
       kill(pid_, SIGKILL);
       waitpid(pid_, nullptr, 0);
@@ -92,10 +121,23 @@ class LiveRun {
   }
 
   std::string program_line() {
-    char line[256];
-    if (fgets(line, sizeof line, from_program_) == nullptr) return {};
-    output_ += line;
-    return line;
+    for (;;) {
+      if (const size_t end = unread_.find('\n'); end != std::string::npos) {
+        std::string line = unread_.substr(0, end + 1);
+        unread_.erase(0, end + 1);
+        output_ += line;
+        return line;
+      }
+      char chunk[256];
+      const ssize_t n = readable_in_time(from_program_, "the program's next line") ? read(from_program_, chunk, sizeof chunk) : 0;
+      if (n <= 0) {  // the end (or stuck): what is left, as fgets would give it
+        std::string rest = std::move(unread_);
+        unread_.clear();
+        output_ += rest;
+        return rest;
+      }
+      unread_.append(chunk, static_cast<size_t>(n));
+    }
   }
   bool connect_socket() {
     const std::string path = fmt::format("{}/xprobe/session-{}.sock", runtime_dir_, pid_);
@@ -114,7 +156,7 @@ class LiveRun {
     if (write(socket_, sent.data(), sent.size()) != static_cast<ssize_t>(sent.size())) return reply;
     std::string status;
     char c = 0;
-    while (read(socket_, &c, 1) == 1 && c != '\n') status += c;
+    while (readable_in_time(socket_, "the reply to " + line) && read(socket_, &c, 1) == 1 && c != '\n') status += c;
     unsigned long length = 0;
     if (std::sscanf(status.c_str(), "ok %lu", &length) == 1) {
       reply.ok = true;
@@ -125,6 +167,7 @@ class LiveRun {
     reply.text.resize(length);
     size_t done = 0;
     while (done < length) {
+      if (!readable_in_time(socket_, "the reply to " + line)) break;
       const ssize_t n = read(socket_, reply.text.data() + done, length - done);
       if (n <= 0) break;
       done += static_cast<size_t>(n);
@@ -162,11 +205,29 @@ class LiveRun {
   const std::string& runtime_dir() const { return runtime_dir_; }
 
  private:
+  // Whether `fd` has something to read within kStuckSeconds; after the first time it had not,
+  // never (one failure, not one per later wait).
+  bool readable_in_time(int fd, const std::string& awaited) {
+    if (stuck_) return false;
+    pollfd wait{fd, POLLIN, 0};
+    int ready = 0;
+    do ready = poll(&wait, 1, kStuckSeconds * 1000);
+    while (ready < 0 && errno == EINTR);
+    if (ready > 0) return true;
+    stuck_ = true;
+    ADD_FAILURE() << "nothing within " << kStuckSeconds << " s while waiting for " << awaited
+                  << "; xprobe and its program wait at:" << where_processes_wait(pid_) << "\nxprobe's stderr:\n"
+                  << diagnostics();
+    return false;
+  }
+
   std::string runtime_dir_, trace_path_, stderr_path_;
   pid_t pid_ = -1;
   bool reaped_ = false;
   FILE* to_program_ = nullptr;
-  FILE* from_program_ = nullptr;
+  int from_program_ = -1;
+  std::string unread_;  // read from the program, not yet returned as a line
+  bool stuck_ = false;
   int socket_ = -1;
   unsigned socket_mode_ = 0;
   std::string output_;

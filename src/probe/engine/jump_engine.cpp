@@ -592,17 +592,17 @@ void JumpEngine::finish() {
 }
 
 Status JumpEngine::restore_in(target::Process& process) {
-  Status result;
-  for (const auto& probe : probes_) {
-    if (!probe->planted) continue;
-    if (auto written = process.write(probe->plan.address, probe->original); !written && result) result = written;
-  }
+  // Every thread of `process` is stopped here (a forked child at its first stop, or a
+  // detach's stop of all threads): the pieces go in page by page.
+  std::vector<target::WritePiece> pieces;
+  for (const auto& probe : probes_)
+    if (probe->planted) pieces.push_back({probe->plan.address, probe->original});
   for (const auto& [address, site] : sites_) {
     if (!site->planted) continue;
-    if (auto written = process.write(address, site->original); !written && result) result = written;
-    for (const auto& branch : site->redirected)
-      if (auto written = process.write(branch.field, branch.original); !written && result) result = written;
+    pieces.push_back({address, site->original});
+    for (const auto& branch : site->redirected) pieces.push_back({branch.field, branch.original});
   }
+  Status result = process.write_pieces(pieces);
   if (&process == &process_) {
     for (auto& probe : probes_) probe->planted = false;
     for (auto& [address, site] : sites_) site->planted = false;

@@ -496,9 +496,10 @@ void TrapEngine::clean_forked_child(Process& child) {
   // too, and its jump leads back to the original code (release_threads moves it there). A
   // byte that cannot be written back concerns a child that is being let go anyway.
   if (!arch_) return;
-  for (auto& [address, site] : sites_) {
-    if (site->planted) static_cast<void>(child.write(address, site->insn->bytes_under_breakpoint(arch_->breakpoint().size())));
-  }
+  std::vector<target::WritePiece> pieces;
+  for (auto& [address, site] : sites_)
+    if (site->planted) pieces.push_back({address, site->insn->bytes_under_breakpoint(arch_->breakpoint().size())});
+  static_cast<void>(child.write_pieces(pieces));  // the child is at its first stop
 }
 
 void TrapEngine::on_thread_exited(pid_t tid) {
@@ -553,8 +554,36 @@ bool TrapEngine::undo_trap(Process& space, const StopEvent& event) {
 
 Status TrapEngine::remove_patches() {
   // Every breakpoint goes, in every process that has them; one that cannot be written back
-  // (a process that is gone) must not keep the others in.
-  for (auto& [address, site] : sites_) static_cast<void>(unplant(*site));
+  // (a process that is gone) must not keep the others in. The supervisor's detach has stopped
+  // every thread: each process's breakpoints are checked in one batched read and go back a
+  // run of pages at a time (10,000 breakpoints were 20,000 system calls).
+  std::vector<Site*> planted;
+  for (auto& [address, site] : sites_)
+    if (site->planted) planted.push_back(site.get());
+  if (planted.empty()) return {};
+  const std::span<const uint8_t> breakpoint = arch_->breakpoint();
+  static_cast<void>(supervisor_.for_each_address_space([&](Process& p) -> Status {
+    std::vector<uint8_t> now(planted.size() * breakpoint.size());
+    std::vector<target::ReadRequest> reads;
+    reads.reserve(planted.size());
+    for (size_t i = 0; i < planted.size(); ++i)
+      reads.push_back({planted[i]->address, std::span<uint8_t>(now).subspan(i * breakpoint.size(), breakpoint.size()), 0});
+    if (!p.read_batch(reads)) return {};  // gone
+    std::vector<target::WritePiece> pieces;
+    for (size_t i = 0; i < planted.size(); ++i) {
+      // A program that rewrote its own code over our breakpoint keeps what it wrote.
+      if (reads[i].copied != breakpoint.size() || !std::equal(breakpoint.begin(), breakpoint.end(), reads[i].buffer.begin()))
+        continue;
+      pieces.push_back({planted[i]->address, planted[i]->insn->bytes_under_breakpoint(breakpoint.size())});
+    }
+    static_cast<void>(p.write_pieces(pieces));
+    return {};
+  }));
+  for (Site* site : planted) {
+    site->planted = false;
+    supervisor_.patches().release(*this, site->address);
+    retired_.insert(site->address);
+  }
   return {};
 }
 
