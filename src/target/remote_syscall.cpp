@@ -288,7 +288,7 @@ Result<int64_t> Process::resumable_syscall(pid_t tid, const arch::SyscallAbi& ab
   siginfo_t stop_signal{};  // the signal of a signal-delivery-stop the thread is in, si_signo 0 for none
   if (stop_event(tid) != 0 || ::ptrace(PTRACE_GETSIGINFO, tid, nullptr, &stop_signal) != 0) stop_signal.si_signo = 0;
   // A thread stopped by a breakpoint (SIGTRAP): should xprobe die mid-call, it meets a breakpoint
-  // again (and dies of SIGTRAP, the README's promise) instead of running on from behind the int3.
+  // again (and dies of SIGTRAP, the README's promise) instead of running on from behind the breakpoint.
   const bool at_breakpoint = stop_signal.si_signo == SIGTRAP;
   // Sent again, a signal the thread blocks (a forced one: a breakpoint's SIGTRAP) would stay
   // pending and let it run on: such a thread goes back to an interrupt stop instead.
