@@ -185,6 +185,7 @@ class Process final : public Memory {
   Status open_memory();
   // Turns one wait status into an event (or handles it internally and returns nullopt).
   Result<std::optional<StopEvent>> classify(pid_t tid, int status);
+  Result<int> wait_remote_call_stop(pid_t tid);
   Status wait_until_stopped(pid_t tid);
   bool sigtrap_pending(pid_t tid) const;
   Status poke_write(uint64_t address, std::span<const uint8_t> bytes);

@@ -151,22 +151,13 @@ Result<int64_t> Process::remote_syscall(pid_t tid, int64_t number, std::span<con
       (void)set_registers(tid, *saved);
       return make_error(fmt::format("remote system call: cannot run thread {}: {}", tid, errno_text()));
     }
-    // Wait for the next stop of this thread; an interrupted wait (SIGINT/SIGTERM reached xprobe)
-    // waits again. Only a reaped stop may be resumed: a second PTRACE_CONT here would, if the
+    // Wait for the next stop of this thread. Only a reaped stop may be resumed: a second PTRACE_CONT here would, if the
     // thread had meanwhile stopped at the stub's breakpoint, run it on past it into the empty
     // rest of the slot (torture-findings #6: zstd died of SIGSEGV at stub + 3), and if it had
     // not, fail and leave the thread with the stub's registers.
-    pid_t got = 0;
-    do {
-      got = ::waitpid(tid, &result_status, __WALL);
-    } while (got < 0 && errno == EINTR);
-    if (got < 0 || WIFEXITED(result_status) || WIFSIGNALED(result_status)) {
-      if (got > 0) {
-        auto gone = classify(tid, result_status);
-        if (gone && *gone) pending_.push_back(**gone);
-      }
-      return make_error(fmt::format("process {} ended during a remote system call", pid_));
-    }
+    auto stopped = wait_remote_call_stop(tid);
+    if (!stopped) return stopped.error();
+    result_status = *stopped;
     int signal = WSTOPSIG(result_status);
     int ptrace_event = result_status >> 16;
     if (ptrace_event == 0 && signal == SIGTRAP) {
@@ -267,6 +258,25 @@ uint64_t Process::code_padding(uint64_t size) {
   return 0;
 }
 
+// The next stop of `tid` during a remote call (its wait status), or the process's end: kept for
+// the event loop, which reports it, and an error here. An interrupted wait (SIGINT/SIGTERM
+// reached xprobe) waits again.
+Result<int> Process::wait_remote_call_stop(pid_t tid) {
+  int status = 0;
+  pid_t got = 0;
+  do {
+    got = ::waitpid(tid, &status, __WALL);
+  } while (got < 0 && errno == EINTR);
+  if (got < 0 || WIFEXITED(status) || WIFSIGNALED(status)) {
+    if (got > 0) {
+      auto gone = classify(tid, status);
+      if (gone && *gone) pending_.push_back(**gone);
+    }
+    return make_error(fmt::format("process {} ended during a remote system call", pid_));
+  }
+  return status;
+}
+
 // A remote call through a resumable stub (arch/syscall_abi.h), or before there is one, through
 // a system-call instruction of the program's own: nothing of the program's is written, and the
 // thread stops at the call's exit (PTRACE_SYSCALL) instead of at a breakpoint. The call ends by
@@ -336,18 +346,9 @@ Result<int64_t> Process::resumable_syscall(pid_t tid, const arch::SyscallAbi& ab
       return make_error(fmt::format("remote system call: cannot run thread {}: {}", tid, errno_text()));
     }
     inject = 0;
-    int status = 0;
-    pid_t got = 0;
-    do {
-      got = ::waitpid(tid, &status, __WALL);
-    } while (got < 0 && errno == EINTR);
-    if (got < 0 || WIFEXITED(status) || WIFSIGNALED(status)) {
-      if (got > 0) {
-        auto gone = classify(tid, status);
-        if (gone && *gone) pending_.push_back(**gone);
-      }
-      return make_error(fmt::format("process {} ended during a remote system call", pid_));
-    }
+    auto stopped = wait_remote_call_stop(tid);
+    if (!stopped) return stopped.error();
+    const int status = *stopped;
     const int signal = WSTOPSIG(status);
     const int event = status >> 16;
     if (event != 0) {
