@@ -7,14 +7,6 @@
 #include "elf/elf_file.h"
 
 namespace xprobe::cli {
-namespace {
-
-struct CheckOptions {
-  std::string file;
-  std::string place;
-  std::string arch;
-};
-
 int run_check(const CheckOptions& options) {
   auto file = elf::ElfFile::open(options.file);
   if (!file) {
@@ -39,19 +31,6 @@ int run_check(const CheckOptions& options) {
       arch::check_probe_point(arch, location->function_bytes, location->function_start, location->address);
   fmt::print("{}\n", outcome.message());
   return outcome.accepted() ? 0 : 1;
-}
-
-}  // namespace
-
-CommandRunner add_check_command(CLI::App& app) {
-  auto options = std::make_shared<CheckOptions>();
-  CLI::App* cmd = app.add_subcommand("check", "Check with the instruction decoder whether a probe point is safe");
-  cmd->add_option("FILE", options->file, "the ELF file.\n  /usr/bin/gzip")->required();
-  cmd->add_option("PLACE", options->place, "SYMBOL[+|-OFFS] or 0xADDR.\n  main+4")->required();
-  cmd->add_option("--arch", options->arch, "x86_64, i386 or aarch64 (default: from the ELF header).\n  --arch i386")
-      ->type_name("ARCH");
-  cmd->footer("Exit status 0 when the probe point is accepted, 1 otherwise.\n\nExample:\n  xprobe check /usr/bin/gzip main+4");
-  return [cmd, options]() { return cmd->parsed() ? run_check(*options) : -1; };
 }
 
 }  // namespace xprobe::cli

@@ -16,11 +16,6 @@
 namespace xprobe::cli {
 namespace {
 
-struct CtlOptions {
-  pid_t session = 0;
-  std::vector<std::string> words;  // the request: VERB [ARGUMENT...]
-};
-
 void say(const std::string& message) { fmt::print(stderr, "xprobe ctl: {}\n", message); }
 
 // The sessions that answer, each with its "info".
@@ -56,6 +51,8 @@ int copy_stream(int fd) {
     }
   }
 }
+
+}  // namespace
 
 int run_ctl(const CtlOptions& options) {
   if (options.words.empty()) {
@@ -125,34 +122,6 @@ int run_ctl(const CtlOptions& options) {
   }
   fmt::print("{}", reply->text);
   return 0;
-}
-
-}  // namespace
-
-CommandRunner add_ctl_command(CLI::App& app) {
-  auto options = std::make_shared<CtlOptions>();
-  CLI::App* cmd = app.add_subcommand("ctl", "Control a live `xprobe trace --ctl` session: add, remove, enable and "
-                                            "disable probes, list them, read their counts, stream the events");
-  cmd->add_option("--session", options->session,
-                  "the session (its xprobe's pid, as `xprobe ctl list-sessions` shows); needed when several run.\n"
-                  "  --session 4242");
-  cmd->add_option("request", options->words,
-                  "add DEF | remove [GRP/]EVENT | clear | enable [EVENT] | disable [EVENT] | list | stats | "
-                  "trace-pipe | list-sessions (EVENT: GRP/EVENT, GRP/ or EVENT; none: every event)")
-      ->expected(-1);
-  cmd->footer(
-      "Examples:\n"
-      "  xprobe ctl add 'p:app/work /usr/bin/app:work n=%di:s32'\n"
-      "  xprobe ctl enable app/work\n"
-      "  xprobe ctl trace-pipe\n"
-      "  xprobe ctl disable app/\n"
-      "  xprobe ctl remove app/work\n"
-      "  xprobe ctl stats\n"
-      "The protocol (one line per request, usable with socat): man xprobe, CONTROL PROTOCOL.");
-  return [cmd, options]() {
-    if (!cmd->parsed()) return -1;
-    return run_ctl(*options);
-  };
 }
 
 }  // namespace xprobe::cli

@@ -17,14 +17,6 @@
 namespace xprobe::cli {
 namespace {
 
-struct DecodeOptions {
-  std::string file;
-  std::string symbol;
-  std::string raw_file;
-  std::string hex;
-  std::string arch;
-};
-
 // A linear sweep as objdump does it: an undecodable position prints `bad` and the sweep
 // resumes one byte (x86) or one word (AArch64) later.
 void sweep(insn::Arch arch, std::span<const uint8_t> bytes, uint64_t address, std::string& out) {
@@ -49,6 +41,8 @@ void sweep(insn::Arch arch, std::span<const uint8_t> bytes, uint64_t address, st
     }
   }
 }
+
+}  // namespace
 
 int run_decode(const DecodeOptions& options) {
   std::optional<insn::Arch> arch;
@@ -103,23 +97,6 @@ int run_decode(const DecodeOptions& options) {
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : 1;
-}
-
-}  // namespace
-
-CommandRunner add_decode_command(CLI::App& app) {
-  auto options = std::make_shared<DecodeOptions>();
-  CLI::App* cmd = app.add_subcommand("decode", "Print every instruction of an ELF file's executable sections (or one function)");
-  cmd->add_option("FILE", options->file, "the ELF file.\n  /bin/true");
-  cmd->add_option("SYMBOL", options->symbol, "decode only this function.\n  main");
-  cmd->add_option("--raw", options->raw_file, "decode a flat file of bytes at address 0.\n  --raw code.bin")->type_name("FILE");
-  cmd->add_option("--hex", options->hex, "decode bytes given as hex.\n  --hex \"48 8d 15 db ff ff ff\"")->type_name("BYTES");
-  cmd->add_option("--arch", options->arch,
-                  "x86_64, i386 or aarch64 (default: from the ELF header; x86_64 for raw bytes).\n  --arch aarch64")
-      ->type_name("ARCH");
-  cmd->footer("Output: ADDRESS BYTES LENGTH KIND [TARGET], one line per instruction.\n\nExamples:\n"
-              "  xprobe decode /bin/true main\n  xprobe decode --arch i386 --hex \"06 60 e8 00 00 00 00 c3\"");
-  return [cmd, options]() { return cmd->parsed() ? run_decode(*options) : -1; };
 }
 
 }  // namespace xprobe::cli

@@ -9,17 +9,6 @@
 #include "source/listings.h"
 
 namespace xprobe::cli {
-namespace {
-
-struct ListOptions {
-  std::string binary;
-  int pid = 0;
-  std::optional<std::string> functions;
-  std::string lines;
-  std::string vars;
-  std::optional<std::string> sdt;
-};
-
 int run_list(const ListOptions& options) {
   std::string binary = options.binary;
   if (options.pid != 0) {
@@ -53,24 +42,6 @@ int run_list(const ListOptions& options) {
   }
   fmt::print("{}", *listing);
   return 0;
-}
-
-}  // namespace
-
-CommandRunner add_list_command(CLI::App& app) {
-  auto options = std::make_shared<ListOptions>();
-  CLI::App* cmd = app.add_subcommand("list", "List functions, probe-able lines, variables or SDT markers of a binary");
-  cmd->add_option("BINARY", options->binary, "the ELF object (default with -p: the process's executable).\n  ./orders");
-  cmd->add_option("-p,--pid", options->pid, "the executable of this process.\n  -p 1234")->type_name("PID");
-  cmd->add_option("--functions", options->functions, "functions matching GLOB (default *), with their inlined copies.\n  --functions 'handle_*'")
-      ->expected(0, 1)
-      ->default_str("*");
-  cmd->add_option("--lines", options->lines, "FUNC's source with its probe-able lines numbered as FUNC:N places.\n  --lines handle_order")->type_name("FUNC");
-  cmd->add_option("--vars", options->vars, "the variables at each address of PLACE, with their types.\n  --vars handle_order:4")->type_name("PLACE");
-  cmd->add_option("--sdt", options->sdt, "SDT markers matching PROVIDER:NAME GLOB (default *).\n  --sdt 'python:*'")->expected(0, 1)->default_str("*");
-  cmd->footer("Examples:\n  xprobe list ./orders --functions\n  xprobe list ./orders --lines handle_order\n"
-              "  xprobe list /usr/bin/python3.11 --sdt");
-  return [cmd, options]() { return cmd->parsed() ? run_list(*options) : -1; };
 }
 
 }  // namespace xprobe::cli
