@@ -446,6 +446,8 @@ bool TraceSession::parse_definitions() {
   SourceExpansion sources(!options_.pids.empty() ? read_link(fmt::format("/proc/{}/exe", options_.pids.front()))
                                             : program_path(options_.command.empty() ? "" : options_.command.front()));
   auto parse_line = [&](std::string_view whole_line, const std::string& file, size_t line_number) {
+    // 20,000 definitions take seconds to parse (under the sanitizers): an interrupt ends it.
+    if (target::stop_requested()) return false;
     const probe::filter::DefinitionAndFilter split = probe::filter::split_trailing_filter(whole_line);
     const std::string_view line = split.definition;
     auto expanded = sources.expand(line);
@@ -1043,7 +1045,16 @@ bool TraceSession::plant_pending(TracedProcess& p, bool strict) {
   const insn::Arch arch = p.engine->arch();  // of the code the process runs now
   PlantingProgress progress([this](std::string line) { report(Severity::Note, std::move(line)); });
   size_t resolved = 0;
+  // A SIGINT/SIGTERM ends the planting between two definitions or probes (20,000 probes take
+  // seconds): what is in is removed by the detach that follows, what is not stays out. The
+  // caller goes on to the event loop, which sees the request at its first wait.
+  auto interrupted = [&](const char* what, size_t done, size_t total) {
+    if (!target::stop_requested()) return false;
+    report(Severity::Note, fmt::format("planting interrupted: {} {} of {}", what, done, total));
+    return true;
+  };
   for (size_t index : p.pending) {
+    if (interrupted("resolved definitions", resolved, p.pending.size())) return true;
     progress.step("resolved definitions", resolved++, p.pending.size());
     const probe::ProbeDefinition& definition = definitions_[index];
     auto resolution = probe::resolve_place(definition, p.modules);
@@ -1086,6 +1097,7 @@ bool TraceSession::plant_pending(TracedProcess& p, bool strict) {
   std::vector<JumpChoice> jumps(ready.size());
   std::vector<uint64_t> trap_addresses;
   for (size_t i = 0; i < ready.size(); ++i) {
+    if (interrupted("probe points checked for a jump", i, ready.size())) return true;
     progress.step("probe points checked for a jump", i, ready.size());
     JumpChoice& choice = jumps[i];
     if (!p.jump_engine || p.jumps_demoted || !arch::jump_arch(arch)) {
@@ -1131,6 +1143,7 @@ bool TraceSession::plant_pending(TracedProcess& p, bool strict) {
   }
 
   for (size_t i = 0; i < ready.size(); ++i) {
+    if (interrupted("probes in", i, ready.size())) return true;
     progress.step("probes in", i, ready.size());
     Ready& item = ready[i];
     probe::ProbeDefinition definition = definitions_[item.definition];
@@ -2111,7 +2124,8 @@ void TraceSession::on_thread_exited(pid_t tid) {
 int TraceSession::run() {
   // From the first moment: a SIGINT/SIGTERM must end tracing cleanly, never kill xprobe.
   target::StopSignals stop_signals;
-  if (!parse_definitions()) return 2;
+  // Interrupted while parsing: nothing was started or attached, the signal's status.
+  if (!parse_definitions()) return target::stop_requested() ? 128 + target::stop_signal() : 2;
   if (options_.pids.empty() && options_.command.empty()) {
     report(Severity::Usage, "give a program to start (-- COMMAND [ARGS]) or a process to attach to (-p PID)");
     return 2;

@@ -11,8 +11,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <functional>
+#include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -209,6 +212,161 @@ TEST(Faults, SigintAtRandomMomentsDetachesFromTheAttachedProgram) {
   expect_no_leftovers("attached");
   record_summary("faults/sigint-attached",
                  fmt::format("cycles={} {}", cycles, ::testing::Test::HasFailure() ? "FAIL" : "PASS"));
+}
+
+// The code mappings of `object` in `pid` (through /proc/PID/mem) against the file's bytes:
+// how many differ, and the first address that does (0 when none).
+struct CodeDifference {
+  uint64_t mapped = 0, differing = 0, first = 0;
+};
+
+CodeDifference code_against_file(pid_t pid, const std::string& object) {
+  char resolved[PATH_MAX];
+  const std::string real = realpath(object.c_str(), resolved) != nullptr ? resolved : object;
+  const std::string file = read_file(real);
+  CodeDifference result;
+  const int mem = open(fmt::format("/proc/{}/mem", pid).c_str(), O_RDONLY);
+  if (mem < 0) return result;
+  std::istringstream maps(read_file(fmt::format("/proc/{}/maps", pid)));
+  for (std::string line; std::getline(maps, line);) {
+    std::istringstream fields(line);
+    std::string range, perms, offset_text, dev, inode, path;
+    if (!(fields >> range >> perms >> offset_text >> dev >> inode >> path) || path != real || perms[2] != 'x') continue;
+    const uint64_t start = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
+    const uint64_t end = std::stoull(range.substr(range.find('-') + 1), nullptr, 16);
+    const uint64_t offset = std::stoull(offset_text, nullptr, 16);
+    if (offset >= file.size()) continue;
+    std::string memory(std::min<uint64_t>(end - start, file.size() - offset), '\0');
+    if (pread(mem, memory.data(), memory.size(), static_cast<off_t>(start)) != static_cast<ssize_t>(memory.size())) continue;
+    result.mapped += memory.size();
+    for (size_t i = 0; i < memory.size(); ++i) {
+      if (memory[i] == file[offset + i]) continue;
+      if (result.differing++ == 0) result.first = start + i;
+    }
+  }
+  close(mem);
+  return result;
+}
+
+// The load bias of a PIE `object` in `pid` (the start of its mapping at file offset 0).
+std::optional<uint64_t> load_bias(pid_t pid, const std::string& object) {
+  char resolved[PATH_MAX];
+  const std::string real = realpath(object.c_str(), resolved) != nullptr ? resolved : object;
+  std::istringstream maps(read_file(fmt::format("/proc/{}/maps", pid)));
+  for (std::string line; std::getline(maps, line);) {
+    std::istringstream fields(line);
+    std::string range, perms, offset, dev, inode, path;
+    if ((fields >> range >> perms >> offset >> dev >> inode >> path) && path == real && std::stoull(offset, nullptr, 16) == 0)
+      return std::stoull(range.substr(0, range.find('-')), nullptr, 16);
+  }
+  return std::nullopt;
+}
+
+int byte_at(pid_t pid, uint64_t address) {
+  const int mem = open(fmt::format("/proc/{}/mem", pid).c_str(), O_RDONLY);
+  unsigned char byte = 0;
+  const bool read = mem >= 0 && pread(mem, &byte, 1, static_cast<off_t>(address)) == 1;
+  if (mem >= 0) close(mem);
+  return read ? byte : -1;
+}
+
+// Every function start of an object by its .eh_frame FDEs (binutils' readelf, not xprobe's
+// ELF code): {link-time address, file offset}, sorted, unique.
+std::vector<std::pair<uint64_t, uint64_t>> fde_function_starts(const std::string& object) {
+  struct Load {
+    uint64_t offset, vaddr, size;
+  };
+  std::vector<Load> loads;
+  std::istringstream headers(run_command({"readelf", "-lW", object}, 60).out);
+  for (std::string line; std::getline(headers, line);) {
+    std::istringstream fields(line);
+    std::string type, offset, vaddr, paddr, filesz;
+    if ((fields >> type >> offset >> vaddr >> paddr >> filesz) && type == "LOAD")
+      loads.push_back({std::stoull(offset, nullptr, 16), std::stoull(vaddr, nullptr, 16), std::stoull(filesz, nullptr, 16)});
+  }
+  std::set<std::pair<uint64_t, uint64_t>> starts;
+  std::istringstream frames(run_command({"readelf", "--debug-dump=frames", object}, 60).out);
+  for (std::string line; std::getline(frames, line);) {
+    const size_t pc = line.find(" FDE cie=");
+    const size_t at = line.find("pc=", pc == std::string::npos ? line.size() : pc);
+    if (pc == std::string::npos || at == std::string::npos) continue;
+    const uint64_t address = std::stoull(line.substr(at + 3), nullptr, 16);
+    for (const Load& load : loads)
+      if (address >= load.vaddr && address < load.vaddr + load.size) starts.insert({address, address - load.vaddr + load.offset});
+  }
+  return {starts.begin(), starts.end()};
+}
+
+// SIGTERM while xprobe plants 20,000 breakpoints (every .eh_frame function start of
+// /usr/bin/gdb, in a gdb waiting in its Python interpreter): planting takes seconds under the
+// sanitizers, and the signal used to wait for all of it (issue 17). Now planting stops
+// between two probes, the loop detaches, every breakpoint is removed: xprobe exits at once
+// with 0 (a detach from an attached process), gdb's code in memory is the file's again, and
+// gdb runs its own exit path (the probed code) to its normal output.
+TEST(Faults, SigtermWhilePlantingThousandsOfBreakpointsDetachesAtOnce) {
+  const std::string gdb = "/usr/bin/gdb";
+  if (access(gdb.c_str(), X_OK) != 0) GTEST_SKIP() << gdb << " is not installed";
+  const auto starts = fde_function_starts(gdb);
+  ASSERT_GT(starts.size(), 10000u) << "too few .eh_frame functions in " << gdb;
+  std::string definitions;
+  for (size_t i = 0; i < starts.size(); ++i) definitions += fmt::format("p:gdbfn/f{} {}:{:#x}\n", i, gdb, starts[i].second);
+  const std::string definitions_file = temp_file("gdb-functions.txt", definitions);
+
+  Workload waiting;
+  waiting.name = "gdb-waits";
+  waiting.argv = {gdb, "-nx", "-batch", "-ex",
+                  "python exec(\"import os, time\\nopen('ready', 'w').close()\\n"
+                  "while not os.path.exists('release'): time.sleep(0.02)\\nprint('released')\")",
+                  "-ex", "echo done\\n"};
+  Workload released = waiting;
+  released.inputs["release"] = "";
+  const WorkloadRun untraced = run_workload(released, {}, 60);
+  if (untraced.out != "released\ndone\n") GTEST_SKIP() << gdb << " without Python: " << untraced.out << untraced.err;
+
+  StartedWorkload running = start_workload(waiting, {});
+  for (int i = 0; i < 3000 && access((running.run.workdir + "/ready").c_str(), F_OK) != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(access((running.run.workdir + "/ready").c_str(), F_OK), 0) << "gdb never reached its Python loop";
+  const std::optional<uint64_t> bias = load_bias(running.pid, gdb);
+  ASSERT_TRUE(bias);
+  const uint64_t first = *bias + starts.front().first, last = *bias + starts.back().first;
+
+  Workload tracer;
+  tracer.name = "attach-gdb";
+  tracer.argv = {xprobe_path(), "trace", "--engine", "trap", "-o", "/dev/null", "-p", std::to_string(running.pid), "-f", definitions_file};
+  StartedWorkload xprobe = start_workload(tracer, {});
+  // Planting has begun once the first definition's int3 is in gdb's code.
+  bool began = false;
+  for (int i = 0; i < 12000 && !began && process_state(xprobe.pid) != 'Z' && process_state(xprobe.pid) != 0; ++i) {
+    began = byte_at(running.pid, first) == 0xcc;
+    if (!began) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const bool last_in_before = byte_at(running.pid, last) == 0xcc;
+  const auto signalled = std::chrono::steady_clock::now();
+  kill(xprobe.pid, SIGTERM);
+  const WorkloadRun run = finish_workload(tracer, xprobe, 60);
+  const double exit_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count();
+  ASSERT_TRUE(began) << "planting never began:\n" << run.err.substr(0, 4000);
+  EXPECT_FALSE(last_in_before) << "all probes were in before the SIGTERM: the test proves nothing";
+  EXPECT_EQ(run.status, 0) << run.err.substr(0, 4000);
+  // Planting the rest takes seconds (about 4,000 probes a second under the sanitizers).
+  EXPECT_LT(exit_s, 1.5) << "xprobe took that long to leave after SIGTERM";
+  EXPECT_EQ(tracer_of(running.pid), 0) << "still traced after xprobe exited";
+  EXPECT_NE(process_state(running.pid), 't');
+  const CodeDifference left = code_against_file(running.pid, gdb);
+  EXPECT_GT(left.mapped, 1000000u);
+  EXPECT_EQ(left.differing, 0u) << "bytes of gdb's code differ from the file after the detach, the first at "
+                                << fmt::format("{:#x}", left.first);
+
+  std::ofstream(running.run.workdir + "/release").close();
+  const WorkloadRun after = finish_workload(waiting, running, 60);
+  EXPECT_EQ(after.status, untraced.status);
+  EXPECT_EQ(after.out, untraced.out);
+  expect_no_leftovers("sigterm-while-planting");
+  record_summary("faults/sigterm-while-planting",
+                 fmt::format("probes={} xprobe-exited-after={:.2f}s status={} code-bytes-differing={} gdb-status={} {}",
+                             starts.size(), exit_s, run.status, left.differing, after.status,
+                             ::testing::Test::HasFailure() ? "FAIL" : "PASS"));
 }
 
 // Threads created and gone without pause while xprobe attaches: a thread that a seized thread
