@@ -41,14 +41,36 @@ constexpr std::span<const FetchTypeTraits> kRows(kFetchTypes);
 
 std::span<const FetchTypeTraits> fetch_type_table() { return kRows; }
 
-const FetchTypeTraits& FetchType::traits() const {
-  const FetchTypeTraits* fallback = &kRows.front();
-  for (const FetchTypeTraits& row : kRows) {
-    if (row.kind != kind) continue;
-    if (row.size == 0 || row.size == size) return row;
-    fallback = &row;
+namespace {
+
+constexpr size_t row_of(TypeKind kind, unsigned size) {
+  size_t fallback = 0;
+  for (size_t i = 0; i < kFetchTypes.size(); ++i) {
+    if (kFetchTypes[i].kind != kind) continue;
+    if (kFetchTypes[i].size == 0 || kFetchTypes[i].size == size) return i;
+    fallback = i;
   }
-  return *fallback;  // an integer kind of an unusual size: its family's last row
+  return fallback;  // an integer kind of an unusual size: its family's last row
+}
+
+// traits() runs for every value of every event the formatters print: the rows of the sizes
+// a value can have, looked up once at compile time.
+constexpr size_t kKinds = static_cast<size_t>(Bitfield) + 1;
+constexpr unsigned kLookedUpSizes = 9;  // 0..8 bytes
+constexpr auto kRowBySize = [] {
+  std::array<std::array<uint8_t, kLookedUpSizes>, kKinds> rows{};
+  for (size_t kind = 0; kind < kKinds; ++kind)
+    for (unsigned size = 0; size < kLookedUpSizes; ++size)
+      rows[kind][size] = static_cast<uint8_t>(row_of(static_cast<TypeKind>(kind), size));
+  return rows;
+}();
+
+}  // namespace
+
+const FetchTypeTraits& FetchType::traits() const {
+  const auto kind_index = static_cast<size_t>(kind);
+  if (kind_index < kKinds && size < kLookedUpSizes) return kFetchTypes[kRowBySize[kind_index][size]];
+  return kFetchTypes[row_of(kind, size)];
 }
 
 std::string FetchType::name() const {

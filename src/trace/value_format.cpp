@@ -1,8 +1,6 @@
 #include "trace/value_format.h"
 
-#include <fmt/format.h>
-
-#include <iterator>
+#include "trace/number_text.h"
 
 namespace xprobe::trace {
 namespace {
@@ -14,7 +12,7 @@ void append_symbol(std::string& out, uint64_t address, const Symbolizer& symboli
       return;
     }
   }
-  fmt::format_to(std::back_inserter(out), "0x{:x}", address);
+  append_hex(out, address);
 }
 
 }  // namespace
@@ -25,12 +23,15 @@ int64_t sign_extend(uint64_t raw, unsigned size) {
   return static_cast<int64_t>(raw << shift) >> shift;
 }
 
-void append_number(std::string& out, uint64_t raw, const probe::FetchType& type, const Symbolizer& symbolizer) {
+namespace {
+
+// `text` is type.traits().text, looked up once per value: traits() scans the type table.
+void append_number_styled(std::string& out, uint64_t raw, const probe::FetchType& type, probe::TextStyle text,
+                          const Symbolizer& symbolizer) {
   using probe::TextStyle;
-  auto inserter = std::back_inserter(out);
-  switch (type.traits().text) {
-    case TextStyle::Decimal: fmt::format_to(inserter, "{}", raw); return;
-    case TextStyle::SignedDecimal: fmt::format_to(inserter, "{}", sign_extend(raw, type.size)); return;
+  switch (text) {
+    case TextStyle::Decimal: append_decimal(out, raw); return;
+    case TextStyle::SignedDecimal: append_decimal(out, sign_extend(raw, type.size)); return;
     case TextStyle::Character:
       out += '\'';
       out += static_cast<char>(raw);
@@ -40,7 +41,13 @@ void append_number(std::string& out, uint64_t raw, const probe::FetchType& type,
     case TextStyle::Hex:
     case TextStyle::QuotedString: break;  // a string's address, where one is printed as a number
   }
-  fmt::format_to(inserter, "0x{:x}", raw);
+  append_hex(out, raw);
+}
+
+}  // namespace
+
+void append_number(std::string& out, uint64_t raw, const probe::FetchType& type, const Symbolizer& symbolizer) {
+  append_number_styled(out, raw, type, type.traits().text, symbolizer);
 }
 
 std::string format_number(uint64_t raw, const probe::FetchType& type, const Symbolizer& symbolizer) {
@@ -50,8 +57,10 @@ std::string format_number(uint64_t raw, const probe::FetchType& type, const Symb
 }
 
 void append_value(std::string& out, const probe::FetchedValue& value, const Symbolizer& symbolizer) {
+  const probe::FetchTypeTraits& traits = value.type.traits();
   const bool array = value.type.is_array();
-  const size_t count = value.element_count();
+  const bool is_string = traits.storage == probe::TypeStorage::String;
+  const size_t count = is_string ? value.strings.size() : value.numbers.size();
   if (count == 0) {
     out += "(fault)";
     return;
@@ -59,7 +68,7 @@ void append_value(std::string& out, const probe::FetchedValue& value, const Symb
   if (array) out += '{';
   for (size_t i = 0; i < count; ++i) {
     if (i != 0) out += ',';
-    if (value.type.is_string()) {
+    if (is_string) {
       const auto& text = value.strings[i];
       if (text) {
         out += '"';
@@ -69,7 +78,7 @@ void append_value(std::string& out, const probe::FetchedValue& value, const Symb
         out += "(fault)";
       }
     } else {
-      append_number(out, value.numbers[i], value.type, symbolizer);
+      append_number_styled(out, value.numbers[i], value.type, traits.text, symbolizer);
     }
   }
   if (array) out += '}';

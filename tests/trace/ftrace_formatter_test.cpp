@@ -1,6 +1,9 @@
 #include "trace/ftrace/ftrace_formatter.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <climits>
 
 #include "fake_process.h"
 #include "probe/definition_parser.h"
@@ -194,6 +197,42 @@ TEST(FtraceEvent, SymbolicAddressesAsKprobeEventsPrintThem) {
   exit.address = 0x9999;  // unknown: stays hexadecimal
   EXPECT_EQ(format_ftrace_event(exit, catalog, symbolizer, options),
             "           <...>-1447    [001]  1038282.286875: myretprobe: (0x9999 <- do_sys_open)\n");
+}
+
+TEST(FtraceLinePrefix, MatchesThePrintfFormatTheKernelUsesAtEveryEdge) {
+  // The line's head is the kernel's "%16s-%-7d [%03d] %s %5lu.%06lu: ": written out by hand
+  // for speed, so it is checked against that format (in fmt's spelling) at the edges: widths
+  // exceeded, negative tids, zero, the largest values, a comm of 0, 15 and 16+ bytes and one
+  // fmt pads by display width (UTF-8).
+  EventCatalog catalog(1);
+  catalog[0].event = "e";
+  const std::vector<std::string> comms = {"", "t", "work_bench", "fifteen_chars__", "sixteen_chars___",
+                                          "a-much-longer-name-than-any-comm-xx", "caf\xc3\xa9", "\xe6\x97\xa5\xe6\x9c\xac"};
+  const std::vector<int32_t> tids = {0, 1, 9559, 999999, 1000000, 12345678, -1, -123456, INT32_MIN, INT32_MAX};
+  const std::vector<uint32_t> cpus = {0, 7, 99, 100, 999, 1000, UINT32_MAX};
+  const std::vector<uint64_t> times = {0, 499, 500, 441094151499ull, 99999999999499ull, 99999999999500ull,
+                                       258544995456000ull, UINT64_MAX - 500};
+  for (const bool irq_info : {true, false}) {
+    FtraceOptions options;
+    options.irq_info = irq_info;
+    for (const auto& comm : comms)
+      for (const int32_t tid : tids)
+        for (const uint32_t cpu : cpus)
+          for (const uint64_t ns : times) {
+            EventRecord record;
+            record.comm = comm;
+            record.tid = tid;
+            record.cpu = cpu;
+            record.timestamp_ns = ns;
+            record.address = 0x401000;
+            const uint64_t micros = (ns + 500) / 1000;
+            const std::string expected =
+                fmt::format("{:>16}-{:<7} [{:03}] {}{:5}.{:06}: e: (0x401000)\n", comm, tid, cpu,
+                            irq_info ? "..... " : " ", micros / 1000000, micros % 1000000);
+            ASSERT_EQ(format_ftrace_event(record, catalog, {}, options), expected)
+                << "comm " << comm << " tid " << tid << " cpu " << cpu << " ns " << ns;
+          }
+  }
 }
 
 }  // namespace

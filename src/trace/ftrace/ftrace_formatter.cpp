@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <iterator>
 #include <sstream>
+
+#include "trace/number_text.h"
 
 namespace xprobe::trace {
 
@@ -34,17 +37,71 @@ std::string format_timestamp(uint64_t timestamp_ns) {
   return fmt::format("{:5}.{:06}", micros / 1000000, micros % 1000000);
 }
 
-std::string format_ftrace_event(const EventRecord& record, const EventCatalog& catalog, const Symbolizer& symbolizer,
-                                const FtraceOptions& options) {
-  const EventDescription* description = record.probe_id < catalog.size() ? &catalog[record.probe_id] : nullptr;
-  std::string out;
-  out.reserve(128);
-  auto inserter = std::back_inserter(out);
+namespace {
+
+bool is_ascii(const std::string& text) {
+  for (const char c : text)
+    if (static_cast<unsigned char>(c) >= 0x80) return false;
+  return true;
+}
+
+// `value` at `at`, zero-padded (or space-padded on the left) to `width`; a longer number is
+// written whole. Returns the end.
+char* write_right_aligned(char* at, uint64_t value, size_t width, char fill) {
+  const fmt::format_int digits(value);  // two digits per step from a table
+  for (size_t i = digits.size(); i < width; ++i) *at++ = fill;
+  std::memcpy(at, digits.data(), digits.size());
+  return at + digits.size();
+}
+
+// "%16s-%-7d [%03u] ..... %5lu.%06lu: " (the kernel's "%16s-%-7d [%03d] %s %5lu.%06lu: "),
+// built in a local buffer and appended once: this runs for every event.
+void append_line_prefix(std::string& out, const EventRecord& record, bool irq_info) {
   const uint64_t micros = (record.timestamp_ns + 500) / 1000;
-  fmt::format_to(inserter, "{:>16}-{:<7} [{:03}] {}{:5}.{:06}: ", record.comm, record.tid, record.cpu,
-                 options.irq_info ? "..... " : " ", micros / 1000000, micros % 1000000);
-  if (description) out += description->event;
-  else fmt::format_to(inserter, "probe{}", record.probe_id);
+  constexpr size_t kLongestComm = 64;
+  if (!is_ascii(record.comm) || record.comm.size() > kLongestComm) {
+    // fmt pads by display width (a multi-byte character is one column, some are two), as a
+    // terminal shows the kernel's line; byte counting would shift the columns.
+    fmt::format_to(std::back_inserter(out), "{:>16}-{:<7} [{:03}] {}{:5}.{:06}: ", record.comm, record.tid, record.cpu,
+                   irq_info ? "..... " : " ", micros / 1000000, micros % 1000000);
+    return;
+  }
+  // comm, '-', tid (11), " [", cpu (10), "] ..... ", seconds (20), '.', 6 digits, ": ".
+  char line[kLongestComm + 1 + 11 + 2 + 10 + 8 + 20 + 1 + 6 + 2];
+  char* at = line;
+  for (size_t i = record.comm.size(); i < 16; ++i) *at++ = ' ';
+  for (const char c : record.comm) *at++ = c;
+  *at++ = '-';
+  const char* tid_start = at;
+  if (record.tid < 0) *at++ = '-';
+  const uint64_t tid_magnitude = record.tid < 0 ? 0 - static_cast<uint64_t>(static_cast<int64_t>(record.tid))
+                                                : static_cast<uint64_t>(record.tid);
+  at = write_right_aligned(at, tid_magnitude, 0, ' ');
+  while (at - tid_start < 7) *at++ = ' ';
+  *at++ = ' ';
+  *at++ = '[';
+  at = write_right_aligned(at, record.cpu, 3, '0');
+  for (const char c : std::string_view(irq_info ? "] ..... " : "]  ")) *at++ = c;
+  at = write_right_aligned(at, micros / 1000000, 5, ' ');
+  *at++ = '.';
+  at = write_right_aligned(at, micros % 1000000, 6, '0');
+  *at++ = ':';
+  *at++ = ' ';
+  out.append(line, static_cast<size_t>(at - line));
+}
+
+}  // namespace
+
+void append_ftrace_event(std::string& out, const EventRecord& record, const EventCatalog& catalog,
+                         const Symbolizer& symbolizer, const FtraceOptions& options) {
+  const EventDescription* description = record.probe_id < catalog.size() ? &catalog[record.probe_id] : nullptr;
+  append_line_prefix(out, record, options.irq_info);
+  if (description) {
+    out += description->event;
+  } else {
+    out += "probe";
+    append_decimal(out, static_cast<uint64_t>(record.probe_id));
+  }
   const auto append_where = [&](uint64_t address, bool name_only) {
     if (options.symbolic_addresses && symbolizer) {
       if (auto text = symbolizer(address)) {
@@ -52,7 +109,7 @@ std::string format_ftrace_event(const EventRecord& record, const EventCatalog& c
         return;
       }
     }
-    fmt::format_to(std::back_inserter(out), "0x{:x}", address);
+    append_hex(out, address);
   };
   out += ": (";
   append_where(record.address, false);
@@ -63,12 +120,23 @@ std::string format_ftrace_event(const EventRecord& record, const EventCatalog& c
   out += ')';
   for (size_t i = 0; i < record.values.size(); ++i) {
     out += ' ';
-    if (description && i < description->argument_names.size()) out += description->argument_names[i];
-    else fmt::format_to(std::back_inserter(out), "arg{}", i + 1);
+    if (description && i < description->argument_names.size()) {
+      out += description->argument_names[i];
+    } else {
+      out += "arg";
+      append_decimal(out, static_cast<uint64_t>(i + 1));
+    }
     out += '=';
     append_value(out, record.values[i], symbolizer);
   }
   out += '\n';
+}
+
+std::string format_ftrace_event(const EventRecord& record, const EventCatalog& catalog, const Symbolizer& symbolizer,
+                                const FtraceOptions& options) {
+  std::string out;
+  out.reserve(128);
+  append_ftrace_event(out, record, catalog, symbolizer, options);
   return out;
 }
 
@@ -101,7 +169,7 @@ class FtraceWriter final : public EventWriter {
   explicit FtraceWriter(const FormatContext& context) : context_(context) { options_.irq_info = context.irq_info; }
   std::string begin() override { return ftrace_stream_header(context_.cpus, options_); }
   void write(const EventRecord& record, std::string& out) override {
-    out += format_ftrace_event(record, context_.catalog, context_.symbolizer, options_);
+    append_ftrace_event(out, record, context_.catalog, context_.symbolizer, options_);
   }
 
  private:

@@ -38,6 +38,9 @@ std::string ftrace_header(uint64_t entries_in_buffer, uint64_t entries_written, 
 // One line, '\n' included. Unknown probe ids print as "probe<N>".
 std::string format_ftrace_event(const EventRecord& record, const EventCatalog& catalog,
                                 const Symbolizer& symbolizer = {}, const FtraceOptions& options = {});
+// The same line appended to `out` (the writer's path: no string per event).
+void append_ftrace_event(std::string& out, const EventRecord& record, const EventCatalog& catalog,
+                         const Symbolizer& symbolizer = {}, const FtraceOptions& options = {});
 
 // "%5lu.%06lu" of a nanosecond timestamp rounded to the microsecond, as the kernel does.
 std::string format_timestamp(uint64_t timestamp_ns);
