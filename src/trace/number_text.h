@@ -2,7 +2,7 @@
 // Integers appended to a std::string as the event formatters print them, without a format
 // string: fmt::format_to into a std::string parses its format and goes through a growing
 // iterator buffer on every call, which was most of an ftrace line's cost
-// (bench/trace_format). fmt::format_int does the digits; the padding is ours.
+// (bench/trace_format). fmt::format_int does the digits.
 #include <fmt/format.h>
 
 #include <cstddef>
@@ -31,19 +31,6 @@ inline void append_hex(std::string& out, uint64_t value) {
   } while (value != 0);
   out += "0x";
   out.append(digits + at, sizeof(digits) - at);
-}
-
-// "%*llu" / "%-*lld" (padded with spaces to `width`; a longer number is printed whole) and
-// "%0*llu".
-enum class Pad { Left, Right, Zeros };
-
-template <typename Integer>
-void append_padded(std::string& out, Integer value, size_t width, Pad pad) {
-  const fmt::format_int digits(value);
-  const size_t fill = digits.size() < width ? width - digits.size() : 0;
-  if (pad != Pad::Right) out.append(fill, pad == Pad::Zeros ? '0' : ' ');
-  out.append(digits.data(), digits.size());
-  if (pad == Pad::Right) out.append(fill, ' ');
 }
 
 }  // namespace xprobe::trace

@@ -23,13 +23,9 @@ int64_t sign_extend(uint64_t raw, unsigned size) {
   return static_cast<int64_t>(raw << shift) >> shift;
 }
 
-namespace {
-
-// `text` is type.traits().text, looked up once per value: traits() scans the type table.
-void append_number_styled(std::string& out, uint64_t raw, const probe::FetchType& type, probe::TextStyle text,
-                          const Symbolizer& symbolizer) {
+void append_number(std::string& out, uint64_t raw, const probe::FetchType& type, const Symbolizer& symbolizer) {
   using probe::TextStyle;
-  switch (text) {
+  switch (type.traits().text) {
     case TextStyle::Decimal: append_decimal(out, raw); return;
     case TextStyle::SignedDecimal: append_decimal(out, sign_extend(raw, type.size)); return;
     case TextStyle::Character:
@@ -44,12 +40,6 @@ void append_number_styled(std::string& out, uint64_t raw, const probe::FetchType
   append_hex(out, raw);
 }
 
-}  // namespace
-
-void append_number(std::string& out, uint64_t raw, const probe::FetchType& type, const Symbolizer& symbolizer) {
-  append_number_styled(out, raw, type, type.traits().text, symbolizer);
-}
-
 std::string format_number(uint64_t raw, const probe::FetchType& type, const Symbolizer& symbolizer) {
   std::string out;
   append_number(out, raw, type, symbolizer);
@@ -57,10 +47,9 @@ std::string format_number(uint64_t raw, const probe::FetchType& type, const Symb
 }
 
 void append_value(std::string& out, const probe::FetchedValue& value, const Symbolizer& symbolizer) {
-  const probe::FetchTypeTraits& traits = value.type.traits();
   const bool array = value.type.is_array();
-  const bool is_string = traits.storage == probe::TypeStorage::String;
-  const size_t count = is_string ? value.strings.size() : value.numbers.size();
+  const bool is_string = value.type.is_string();
+  const size_t count = value.element_count();
   if (count == 0) {
     out += "(fault)";
     return;
@@ -78,7 +67,7 @@ void append_value(std::string& out, const probe::FetchedValue& value, const Symb
         out += "(fault)";
       }
     } else {
-      append_number_styled(out, value.numbers[i], value.type, traits.text, symbolizer);
+      append_number(out, value.numbers[i], value.type, symbolizer);
     }
   }
   if (array) out += '}';

@@ -248,28 +248,6 @@ CodeDifference code_against_file(pid_t pid, const std::string& object) {
   return result;
 }
 
-// The load bias of a PIE `object` in `pid` (the start of its mapping at file offset 0).
-std::optional<uint64_t> load_bias(pid_t pid, const std::string& object) {
-  char resolved[PATH_MAX];
-  const std::string real = realpath(object.c_str(), resolved) != nullptr ? resolved : object;
-  std::istringstream maps(read_file(fmt::format("/proc/{}/maps", pid)));
-  for (std::string line; std::getline(maps, line);) {
-    std::istringstream fields(line);
-    std::string range, perms, offset, dev, inode, path;
-    if ((fields >> range >> perms >> offset >> dev >> inode >> path) && path == real && std::stoull(offset, nullptr, 16) == 0)
-      return std::stoull(range.substr(0, range.find('-')), nullptr, 16);
-  }
-  return std::nullopt;
-}
-
-int byte_at(pid_t pid, uint64_t address) {
-  const int mem = open(fmt::format("/proc/{}/mem", pid).c_str(), O_RDONLY);
-  unsigned char byte = 0;
-  const bool read = mem >= 0 && pread(mem, &byte, 1, static_cast<off_t>(address)) == 1;
-  if (mem >= 0) close(mem);
-  return read ? byte : -1;
-}
-
 // Every function start of an object by its .eh_frame FDEs (binutils' readelf, not xprobe's
 // ELF code): {link-time address, file offset}, sorted, unique.
 std::vector<std::pair<uint64_t, uint64_t>> fde_function_starts(const std::string& object) {
@@ -327,9 +305,9 @@ TEST(Faults, SigtermWhilePlantingThousandsOfBreakpointsDetachesAtOnce) {
   for (int i = 0; i < 3000 && access((running.run.workdir + "/ready").c_str(), F_OK) != 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ASSERT_EQ(access((running.run.workdir + "/ready").c_str(), F_OK), 0) << "gdb never reached its Python loop";
-  const std::optional<uint64_t> bias = load_bias(running.pid, gdb);
-  ASSERT_TRUE(bias);
-  const uint64_t first = *bias + starts.front().first, last = *bias + starts.back().first;
+  const uint64_t bias = testing::load_bias(running.pid, gdb);
+  ASSERT_NE(bias, 0u) << gdb << " is not mapped in " << running.pid;
+  const uint64_t first = bias + starts.front().first, last = bias + starts.back().first;
 
   Workload tracer;
   tracer.name = "attach-gdb";
@@ -338,10 +316,10 @@ TEST(Faults, SigtermWhilePlantingThousandsOfBreakpointsDetachesAtOnce) {
   // Planting has begun once the first definition's int3 is in gdb's code.
   bool began = false;
   for (int i = 0; i < 12000 && !began && process_state(xprobe.pid) != 'Z' && process_state(xprobe.pid) != 0; ++i) {
-    began = byte_at(running.pid, first) == 0xcc;
+    began = process_byte(running.pid, first) == 0xcc;
     if (!began) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  const bool last_in_before = byte_at(running.pid, last) == 0xcc;
+  const bool last_in_before = process_byte(running.pid, last) == 0xcc;
   const auto signalled = std::chrono::steady_clock::now();
   kill(xprobe.pid, SIGTERM);
   const WorkloadRun run = finish_workload(tracer, xprobe, 60);

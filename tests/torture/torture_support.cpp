@@ -302,10 +302,14 @@ int code_byte(pid_t pid, const std::string& object_path, const std::string& symb
     break;
   }
   if (!found) return -1;
+  return process_byte(pid, bias + values[key]);
+}
+
+int process_byte(pid_t pid, uint64_t address) {
   const int fd = open(fmt::format("/proc/{}/mem", pid).c_str(), O_RDONLY);
   if (fd < 0) return -1;
   unsigned char byte = 0;
-  const ssize_t got = pread(fd, &byte, 1, static_cast<off_t>(bias + values[key]));
+  const ssize_t got = pread(fd, &byte, 1, static_cast<off_t>(address));
   close(fd);
   return got == 1 ? byte : -1;
 }

@@ -89,6 +89,8 @@ std::map<std::string, uint64_t> dynsym_functions(const std::string& path);
 // Offsets from the function's start of every instruction boundary (`xprobe decode FILE SYM`).
 std::vector<uint64_t> instruction_offsets(const std::string& path, const std::string& symbol, uint64_t symbol_value);
 
+// The byte at `address` of `pid` (read through /proc/PID/mem); -1 when unreadable.
+int process_byte(pid_t pid, uint64_t address);
 // The byte at `symbol` of the mapped object whose path ends in `object_suffix` in `pid`
 // (read through /proc/PID/mem); -1 when unreadable.
 int code_byte(pid_t pid, const std::string& object_path, const std::string& symbol);
