@@ -87,10 +87,11 @@ class ProbeArch {
   virtual ~ProbeArch() = default;
   virtual insn::Arch arch() const = 0;
 
+  // The trap engine's breakpoint. It must fault, not trap: a thread stopped by it has its
+  // instruction pointer on it (x86's hlt, AArch64's BRK), so a thread that is let go without
+  // being served (xprobe killed) meets it again instead of running from inside the probed
+  // instruction.
   virtual std::span<const uint8_t> breakpoint() const = 0;
-  // The instruction pointer of a thread stopped by the breakpoint at `address` (x86: past the
-  // int3; AArch64: the BRK itself).
-  virtual uint64_t ip_at_breakpoint_stop(uint64_t address) const = 0;
   // Bytes to read at a probe address so that the longest instruction fits.
   virtual size_t longest_instruction() const = 0;
   // Decodes the instruction at `address` (its bytes start `code`, which may be longer) and

@@ -27,17 +27,18 @@ inline void set_block_ip(RegisterBlock& block, uint64_t value) { block.rip = val
 inline uint64_t block_sp(const RegisterBlock& block) { return block.rsp; }
 // Where Go's register ABI keeps the running goroutine's g.
 inline uint64_t block_goroutine(const RegisterBlock& block) { return block.r14; }
-// int3 stops with SIGTRAP, si_code SI_KERNEL, the instruction pointer one byte past it.
+// The trap engine's breakpoint, hlt, faults in user mode (#GP): SIGSEGV, si_code SI_KERNEL, the
+// instruction pointer on the hlt itself (arch/x86/probe_support/breakpoint.h says why not int3).
+inline constexpr int kBreakpointSignal = SIGSEGV;
 inline constexpr int kBreakpointSiCode = SI_KERNEL;
-inline constexpr uint64_t kIpPastBreakpoint = 1;
 #elif defined(__aarch64__)
 inline uint64_t block_ip(const RegisterBlock& block) { return block.pc; }
 inline void set_block_ip(RegisterBlock& block, uint64_t value) { block.pc = value; }
 inline uint64_t block_sp(const RegisterBlock& block) { return block.sp; }
 inline uint64_t block_goroutine(const RegisterBlock& block) { return block.regs[28]; }
 // BRK stops with SIGTRAP, si_code TRAP_BRKPT, the pc at the BRK itself.
+inline constexpr int kBreakpointSignal = SIGTRAP;
 inline constexpr int kBreakpointSiCode = TRAP_BRKPT;
-inline constexpr uint64_t kIpPastBreakpoint = 0;
 #endif
 
 // The block of a stopped thread, read and written through ptrace.

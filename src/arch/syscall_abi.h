@@ -39,15 +39,11 @@ class SyscallAbi {
   // a resumable call runs one the program's code already holds, and nothing is written.
   virtual std::span<const uint8_t> instruction() const { return {}; }
   // Where the resume block goes, from the stub's start, and its bytes for a thread stopped with
-  // `saved` and a stub at `stub`: the state the thread would resume in (a system call the stop
-  // interrupted is restarted as the kernel would restart it), or with `trap`, that state at a
-  // breakpoint in the stub (a thread stopped by a breakpoint nobody will serve dies of SIGTRAP,
-  // as it would have had the tracer died before the call).
+  // `saved`: the state the thread would resume in (a system call the stop interrupted is
+  // restarted as the kernel would restart it).
   virtual uint64_t resume_block_offset() const { return 0; }
-  virtual std::vector<uint8_t> resume_block(const RegisterBlock& saved, uint64_t stub, bool trap) const {
+  virtual std::vector<uint8_t> resume_block(const RegisterBlock& saved) const {
     static_cast<void>(saved);
-    static_cast<void>(stub);
-    static_cast<void>(trap);
     return {};
   }
 };

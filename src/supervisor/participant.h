@@ -34,7 +34,7 @@ class Participant {
   virtual ~Participant() = default;
 
   // A thread stopped on a breakpoint. If no participant claims it, it is the program's own and
-  // the thread resumes with SIGTRAP.
+  // the thread resumes with the stop's signal.
   virtual Result<TrapDisposition> on_trap(const TrapStop& /*stop*/) { return TrapDisposition::NotMine; }
   // A signal is about to reach thread `tid`. True: it was the participant's own (sent to ask
   // the tracer for something, and now dealt with): it is not delivered.

@@ -84,7 +84,7 @@ Status Supervisor::on_trap(Process& space, const StopEvent& event, bool report) 
     if (!disposition) return disposition.error();
     if (*disposition == TrapDisposition::Handled) return {};
   }
-  return space.resume(event.tid, SIGTRAP);  // the program's own breakpoint
+  return space.resume(event.tid, event.signal);  // the program's own breakpoint, or its own fault
 }
 
 Status Supervisor::deliver_signal(Process& space, pid_t tid, int signal) {

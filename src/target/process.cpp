@@ -178,14 +178,14 @@ Status Process::stop_all() {
     }
   }
   // An interrupt is reported before a signal already queued: a thread that has just executed
-  // a breakpoint may stop here with its SIGTRAP still pending. Let it take the signal now, so the
+  // a breakpoint may stop here with its signal still pending. Let it take the signal now, so the
   // caller sees the trap instead of the program dying of it after a detach. Its first resume
   // may end in one more interrupt stop instead (a PTRACE_INTERRUPT that reached it while it
   // was already stopped is kept for its next resume): then again.
   for (int round = 0; round < 4; ++round) {
     std::vector<pid_t> trapped;
     for (const auto& [tid, state] : threads_) {
-      if (state != ThreadState::Stopped || !sigtrap_pending(tid)) continue;
+      if (state != ThreadState::Stopped || !breakpoint_signal_pending(tid)) continue;
       // By value: clang before 16 cannot capture a structured binding.
       bool has_event = std::any_of(pending_.begin(), pending_.end(), [id = tid](const StopEvent& e) { return e.tid == id; });
       if (!has_event) trapped.push_back(tid);
@@ -200,10 +200,10 @@ Status Process::stop_all() {
   return finish({});
 }
 
-bool Process::sigtrap_pending(pid_t tid) const {
-  // A breakpoint's SIGTRAP is forced (never blocked); a SIGTRAP the program blocks and someone
-  // sent it stays pending while it runs: resuming to deliver it would let the thread run on.
-  return signal_pending_unblocked(pid_, tid, SIGTRAP);
+bool Process::breakpoint_signal_pending(pid_t tid) const {
+  // A breakpoint's signal is forced (never blocked); the same signal the program blocks and
+  // someone sent it stays pending while it runs: resuming to deliver it would let the thread run on.
+  return signal_pending_unblocked(pid_, tid, arch::kBreakpointSignal);
 }
 
 std::deque<StopEvent> Process::take_pending_events() {

@@ -35,8 +35,9 @@ class SyscallAbi;
 namespace xprobe::target {
 
 enum class StopKind {
-  Trap,         // SIGTRAP from a breakpoint instruction: `address` is the breakpoint's address.
-                // It may not be ours; resume with SIGTRAP to deliver it then.
+  Trap,         // the signal of a breakpoint instruction (arch::kBreakpointSignal): `address` is
+                // the breakpoint's address, `signal` that signal. It may not be ours (the program's
+                // own hlt, or on x86 a fault with the same signal); resume with `signal` then.
   Signal,       // a signal is about to be delivered; resume(tid, signal) delivers it unchanged
   NewThread,    // a thread created by clone() stopped at its start (already in threads())
   Fork,         // the thread forked (fork(), or clone() without CLONE_VM): new_pid is traced too
@@ -187,7 +188,7 @@ class Process final : public Memory {
   Result<std::optional<StopEvent>> classify(pid_t tid, int status);
   Result<int> wait_remote_call_stop(pid_t tid);
   Status wait_until_stopped(pid_t tid);
-  bool sigtrap_pending(pid_t tid) const;
+  bool breakpoint_signal_pending(pid_t tid) const;
   Status poke_write(uint64_t address, std::span<const uint8_t> bytes);
   // The ptrace event (PTRACE_EVENT_*) of the stop `tid` is in; 0 for a signal-delivery-stop.
   int stop_event(pid_t tid) const;

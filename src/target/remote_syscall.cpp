@@ -297,10 +297,7 @@ Result<int64_t> Process::resumable_syscall(pid_t tid, const arch::SyscallAbi& ab
   if (auto loaded = abi.load(call.raw, number, args); !loaded) return loaded.error();
   siginfo_t stop_signal{};  // the signal of a signal-delivery-stop the thread is in, si_signo 0 for none
   if (stop_event(tid) != 0 || ::ptrace(PTRACE_GETSIGINFO, tid, nullptr, &stop_signal) != 0) stop_signal.si_signo = 0;
-  // A thread stopped by a breakpoint (SIGTRAP): should xprobe die mid-call, it meets a breakpoint
-  // again (and dies of SIGTRAP, the README's promise) instead of running on from behind the breakpoint.
-  const bool at_breakpoint = stop_signal.si_signo == SIGTRAP;
-  // Sent again, a signal the thread blocks (a forced one: a breakpoint's SIGTRAP) would stay
+  // Sent again, a signal the thread blocks (a forced one: a breakpoint's) would stay
   // pending and let it run on: such a thread goes back to an interrupt stop instead.
   uint64_t blocked = 0;
   if (stop_signal.si_signo > 0 &&
@@ -323,7 +320,7 @@ Result<int64_t> Process::resumable_syscall(pid_t tid, const arch::SyscallAbi& ab
     if (!padding.empty()) (void)write(entry, padding);  // harmless if it stays: nothing runs there
   };
   if (entry != 0) {
-    const std::vector<uint8_t> block = abi.resume_block(saved.raw, entry, at_breakpoint);
+    const std::vector<uint8_t> block = abi.resume_block(saved.raw);
     if (auto written = write(entry + abi.resume_block_offset(), block); !written) {
       put_padding_back();
       return written.error();

@@ -150,11 +150,11 @@ Result<std::optional<StopEvent>> Process::classify(pid_t tid, int status) {
   event.signal = signal;
   if (::ptrace(PTRACE_GETSIGINFO, tid, nullptr, &event.info) != 0) std::memset(&event.info, 0, sizeof event.info);
   event.kind = StopKind::Signal;
-  if (signal == SIGTRAP && event.info.si_code == arch::kBreakpointSiCode) {
+  if (signal == arch::kBreakpointSignal && event.info.si_code == arch::kBreakpointSiCode) {
     auto registers = get_registers(tid);
     if (registers) {
       event.kind = StopKind::Trap;
-      event.address = registers->ip() - arch::kIpPastBreakpoint;
+      event.address = registers->ip();  // a breakpoint stop leaves the instruction pointer on it
       event.has_registers = true;
       event.registers = *registers;
     }

@@ -477,7 +477,7 @@ TEST(Differential, ZstdAttachTraceDetachCycles) {
       // The program must not be left stopped, traced or with a breakpoint between cycles.
       if (process_state(program.pid) != 0 && process_state(program.pid) != 'Z') {
         const int byte = code_byte(program.pid, kLibc, "pthread_mutex_lock");
-        EXPECT_TRUE(byte != 0xcc) << "an int3 was left in pthread_mutex_lock after detaching";
+        EXPECT_TRUE(byte != kTrapBreakpointByte) << "a breakpoint was left in pthread_mutex_lock after detaching";
         EXPECT_NE(process_state(program.pid), 't') << "left in a tracing stop after detach";
         EXPECT_EQ(tracer_of(program.pid), 0) << "still traced after xprobe exited";
       }

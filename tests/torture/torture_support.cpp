@@ -319,7 +319,7 @@ bool wait_until_planted(pid_t pid, const std::string& object_path, const std::st
     const char state = process_state(pid);
     if (state == 0 || state == 'Z') return false;
     const int first = code_byte(pid, object_path, symbol);
-    if (first == 0xcc || first == 0xe9) return true;  // a breakpoint, or a jump-optimized probe's jmp
+    if (first == kTrapBreakpointByte || first == 0xe9) return true;  // a breakpoint, or a jump-optimized probe's jmp
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return false;

@@ -94,7 +94,9 @@ int process_byte(pid_t pid, uint64_t address);
 // The byte at `symbol` of the mapped object whose path ends in `object_suffix` in `pid`
 // (read through /proc/PID/mem); -1 when unreadable.
 int code_byte(pid_t pid, const std::string& object_path, const std::string& symbol);
-// Waits until that byte is an int3 (0xcc): the probe is planted. False on timeout or exit.
+// The trap engine's breakpoint on x86: hlt, which faults (SIGSEGV, rip on it), unlike int3.
+inline constexpr int kTrapBreakpointByte = 0xf4;
+// Waits until that byte is a breakpoint or a jump: the probe is planted. False on timeout or exit.
 bool wait_until_planted(pid_t pid, const std::string& object_path, const std::string& symbol, int timeout_ms);
 
 // Processes whose parent is `parent` that are stopped (T, t) or zombies (Z); "pid state comm".

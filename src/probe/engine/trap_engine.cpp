@@ -175,6 +175,7 @@ Status TrapEngine::plant(Site& site) {
   site.planted = true;
   supervisor_.patches().claim(*this, site.address, end);
   retired_.erase(site.address);
+  std::erase_if(late_stops_resumed_, [&](const auto& entry) { return entry.second == site.address; });
   return {};
 }
 
@@ -347,26 +348,27 @@ Result<supervisor::TrapDisposition> TrapEngine::on_trap(const supervisor::TrapSt
   auto found = sites_.find(address);
   if (found == sites_.end() || !found->second->planted) {
     if (!retired_.count(address) || !arch_) return TrapDisposition::NotMine;
-    // Our breakpoint, removed after this thread had already trapped on it.
+    // Our breakpoint, removed after this thread had stopped on it: the original instruction is
+    // back, and the thread, whose instruction pointer is still on it, runs it once resumed.
     const std::span<const uint8_t> breakpoint = arch_->breakpoint();
     std::vector<uint8_t> now(breakpoint.size());
     if (!process.read(address, now) || std::equal(now.begin(), now.end(), breakpoint.begin()))
       return TrapDisposition::NotMine;  // someone else's breakpoint there now: the program's
-    auto registers = process.get_registers(tid);
-    if (!registers) return registers.error();
-    set_ip(*registers, address);
-    if (auto set = process.set_registers(tid, *registers); !set) return set.error();
+    // x86's breakpoint stop (the SIGSEGV of a #GP) is also what that instruction's own fault
+    // looks like: a thread that stops here again without a hit in between is faulting itself.
+    auto resumed_here = late_stops_resumed_.find(tid);
+    if (resumed_here != late_stops_resumed_.end() && resumed_here->second == address) {
+      late_stops_resumed_.erase(resumed_here);
+      return TrapDisposition::NotMine;
+    }
+    late_stops_resumed_[tid] = address;
     if (auto resumed = process.resume(tid); !resumed) return resumed.error();
     return TrapDisposition::Handled;
   }
+  late_stops_resumed_.erase(tid);
   Result<target::Registers> registers = event.has_registers ? Result<target::Registers>(event.registers)
                                                              : process.get_registers(tid);
   if (!registers) return registers.error();
-  set_ip(*registers, address);
-  // Until it is resumed, the thread sits past the breakpoint in the probed instruction: should
-  // anything end tracing before that (a detach from a callback, an error), the detach puts it
-  // back.
-  unresumed_traps_[tid] = address;
   if (!replays_.empty()) {
     const agent::FrameOwner owner = frame_owner(process, tid, *registers);
     if (auto replays = replays_.find(owner.key); replays != replays_.end()) {
@@ -433,7 +435,6 @@ Result<supervisor::TrapDisposition> TrapEngine::on_trap(const supervisor::TrapSt
     current_tid_ = 0;
     if (supervisor_.detached()) return TrapDisposition::Handled;  // a callback detached: the thread is back already
   }
-  unresumed_traps_.erase(tid);
   found = sites_.find(address);
   if (found == sites_.end() || !found->second->planted) {
     // A callback removed the last probe here: the original instruction is back in place.
@@ -504,7 +505,7 @@ void TrapEngine::clean_forked_child(Process& child) {
 
 void TrapEngine::on_thread_exited(pid_t tid) {
   replays_.erase(static_cast<uint64_t>(tid));
-  unresumed_traps_.erase(tid);
+  late_stops_resumed_.erase(tid);
   auto stack = shadow_stacks_.find(static_cast<uint64_t>(tid));
   if (stack == shadow_stacks_.end()) return;
   std::vector<Frame> frames = std::move(stack->second);
@@ -519,7 +520,7 @@ void TrapEngine::on_exec() {
   retired_.clear();
   shadow_stacks_.clear();
   replays_.clear();
-  unresumed_traps_.clear();
+  late_stops_resumed_.clear();
   for (auto& [id, probe] : probes_) {
     probe->removed = true;
     probe->active = 0;
@@ -527,29 +528,10 @@ void TrapEngine::on_exec() {
   select_arch();  // a 64-bit program may exec a 32-bit one, and back
 }
 
-void TrapEngine::prepare_detach(Process& space) {
-  if (!arch_) return;
-  // A thread that trapped and was not resumed yet sits past the breakpoint: back onto the
-  // probed instruction. One that cannot be set back is gone.
-  for (const auto& [tid, address] : unresumed_traps_) {
-    if (!space.owns(tid)) continue;
-    auto registers = space.get_registers(tid);
-    if (registers && ip(*registers) == arch_->ip_at_breakpoint_stop(address)) {
-      set_ip(*registers, address);
-      static_cast<void>(space.set_registers(tid, *registers));
-    }
-  }
-}
-
-bool TrapEngine::undo_trap(Process& space, const StopEvent& event) {
-  if (!arch_ || (!sites_.count(event.address) && !retired_.count(event.address))) return false;
-  // A hit not handled yet: the original instruction will run after the detach.
-  auto registers = space.get_registers(event.tid);
-  if (registers) {
-    set_ip(*registers, event.address);
-    static_cast<void>(space.set_registers(event.tid, *registers));  // a thread that is gone needs nothing
-  }
-  return true;
+bool TrapEngine::undo_trap(Process& /*space*/, const StopEvent& event) {
+  // A hit not handled yet: the thread is still on the breakpoint's address (a breakpoint stop
+  // leaves it there), where the original instruction will be after the detach.
+  return arch_ && (sites_.count(event.address) || retired_.count(event.address));
 }
 
 Status TrapEngine::remove_patches() {

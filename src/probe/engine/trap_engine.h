@@ -97,7 +97,6 @@ class TrapEngine final : public supervisor::Participant {
   void on_thread_exited(pid_t tid) override;
   void clean_forked_child(target::Process& child) override;
   void on_exec() override;
-  void prepare_detach(target::Process& space) override;
   bool undo_trap(target::Process& space, const target::StopEvent& event) override;
   Status remove_patches() override;
   Status release_threads(target::Process& space) override;
@@ -144,7 +143,7 @@ class TrapEngine final : public supervisor::Participant {
   // handler returns. The handler may hit probes (the same one too) and be interrupted in a
   // slot itself; in a Go program the goroutine may go on on another thread (its key follows it).
   std::map<uint64_t, std::vector<std::pair<uint64_t, uint64_t>>> replays_;
-  std::map<pid_t, uint64_t> unresumed_traps_;  // tid -> breakpoint address of a hit not resumed yet
+  std::map<pid_t, uint64_t> late_stops_resumed_;  // tid -> retired address it was last resumed on, stopped late
   std::set<uint64_t> retired_;  // addresses whose breakpoint was removed: a late trap there is ours
   ProbeId next_id_ = 1;
   pid_t current_tid_ = 0;  // the thread whose hit is being handled (stays stopped)

@@ -70,12 +70,12 @@ std::string refusal(insn::Arch arch, std::vector<uint8_t> code, uint64_t address
   return planned ? std::string("(accepted)") : planned.error().message;
 }
 
-TEST(ProbeArchTest, BothX86ModesBreakWithInt3AndReadFifteenBytes) {
+TEST(ProbeArchTest, BothX86ModesBreakWithHltAndReadFifteenBytes) {
   for (insn::Arch arch : {insn::Arch::X86_64, insn::Arch::I386}) {
     const ProbeArch& probe = arch_for(arch);
     EXPECT_EQ(probe.arch(), arch);
     ASSERT_EQ(probe.breakpoint().size(), 1u);
-    EXPECT_EQ(probe.breakpoint()[0], 0xcc);
+    EXPECT_EQ(probe.breakpoint()[0], 0xf4);  // hlt: a fault, the stop's rip on it
     EXPECT_EQ(probe.longest_instruction(), 15u);
   }
 }

@@ -70,7 +70,6 @@ class Arm64ProbeArch final : public ProbeArch {
  public:
   insn::Arch arch() const override { return insn::Arch::AArch64; }
   std::span<const uint8_t> breakpoint() const override { return kBreakpointBytes; }
-  uint64_t ip_at_breakpoint_stop(uint64_t address) const override { return address; }
   size_t longest_instruction() const override { return kInstructionSize; }
 
   Result<std::unique_ptr<ProbedInstruction>> plan(std::span<const uint8_t> code, uint64_t address) const override {

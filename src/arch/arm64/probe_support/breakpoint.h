@@ -1,6 +1,6 @@
 #pragma once
 // The AArch64 software breakpoint of the trap engine: BRK #0, the debugger's breakpoint (gdb
-// plants the same word). Unlike x86's int3, the stop reports the pc of the BRK itself: the
+// plants the same word). The stop reports the pc of the BRK itself, as x86's hlt does: the
 // exception returns to the instruction that raised it.
 //
 // The kernel's own uprobes use BRK #5 (UPROBES_BRK_IMM), which its breakpoint hook claims
@@ -16,8 +16,5 @@ namespace xprobe::arch::arm64 {
 inline constexpr uint32_t kBreakpointWord = 0xd4200000;  // BRK #0
 inline constexpr uint8_t kBreakpointBytes[4] = {0x00, 0x00, 0x20, 0xd4};
 inline constexpr uint64_t kInstructionSize = 4;
-
-// The address of the BRK that trapped, from pc at the SIGTRAP stop: the pc itself.
-inline uint64_t breakpoint_address_from_pc(uint64_t pc) { return pc; }
 
 }  // namespace xprobe::arch::arm64

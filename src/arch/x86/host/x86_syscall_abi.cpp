@@ -63,7 +63,7 @@ class X86_64SyscallAbi final : public SyscallAbi {
   bool resumable() const override { return true; }
   std::span<const uint8_t> instruction() const override { return kSyscallInstruction; }
   uint64_t resume_block_offset() const override { return kResumeBlockOffset; }
-  std::vector<uint8_t> resume_block(const RegisterBlock& saved, uint64_t stub, bool trap) const override {
+  std::vector<uint8_t> resume_block(const RegisterBlock& saved) const override {
     RegisterBlock resumed = saved;
     // Stopped inside a system call that is to be restarted: what the kernel's signal return
     // path does on resume (arch/x86/kernel/signal.c), for the codes that restart without a
@@ -84,8 +84,9 @@ class X86_64SyscallAbi final : public SyscallAbi {
     const uint64_t by_number[16] = {resumed.rax, resumed.rcx, resumed.rdx, resumed.rbx, resumed.rsp, resumed.rbp,
                                     resumed.rsi, resumed.rdi, resumed.r8,  resumed.r9,  resumed.r10, resumed.r11,
                                     resumed.r12, resumed.r13, resumed.r14, resumed.r15};
-    // With `trap`: the int3 just below the block (the stub's padding).
-    uint64_t words[kResumeWords] = {resumed.eflags & ~(kTrapFlag | kResumeFlag), trap ? stub + kResumeBlockOffset - 1 : resumed.rip};
+    // A thread stopped by a breakpoint resumes on it (a breakpoint stop leaves rip there) and,
+    // if nobody serves it any more, dies of its signal.
+    uint64_t words[kResumeWords] = {resumed.eflags & ~(kTrapFlag | kResumeFlag), resumed.rip};
     std::copy(std::begin(by_number), std::end(by_number), words + 2);
     std::vector<uint8_t> bytes(sizeof words);
     std::memcpy(bytes.data(), words, sizeof words);

@@ -78,7 +78,6 @@ class X86ProbeArch final : public ProbeArch {
 
   insn::Arch arch() const override { return arch_; }
   std::span<const uint8_t> breakpoint() const override { return kBreakpoint; }
-  uint64_t ip_at_breakpoint_stop(uint64_t address) const override { return address + kBreakpointLength; }
   size_t longest_instruction() const override { return kLongestInstruction; }
 
   Result<std::unique_ptr<ProbedInstruction>> plan(std::span<const uint8_t> code, uint64_t address) const override {
