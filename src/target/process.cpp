@@ -57,6 +57,9 @@ Status Process::wait_until_stopped(pid_t tid) {
     auto state = threads_.find(tid);
     if (state == threads_.end()) return {};
     if (state->second == ThreadState::Stopped) return {};
+    // A leader past its exit stop while other threads live will not stop again, and is not
+    // reported before they are reaped (after their own exit stops, which this wait may hold).
+    if (tid == pid_ && leader_exiting_) return {};
     int status = 0;
     if (auto early = take_stashed_status(tid)) {
       status = *early;

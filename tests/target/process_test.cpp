@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -208,6 +209,44 @@ TEST(ProcessTest, AttachStopsEveryThreadAndDetachLeavesTheProgramRunningUntouche
   const xprobe::testing::RunResult finished = xprobe::testing::finish_child(pipe_fds[0], pid);
   EXPECT_EQ(finished.exit_status, untraced.exit_status);
   EXPECT_EQ(finished.output, untraced.output);
+}
+
+// A leader killed with its threads is not reported before the other threads are reaped, and
+// only their tracer reaps them: stopping everything right after a SIGKILL from outside must not
+// wait for the leader alone (Faults.ProgramKilledFromOutsideWhileTraced hung so once).
+TEST(ProcessTest, StopAllReturnsWhenTheProgramWasJustKilledFromOutside) {
+  std::string program = e2e_program("ticker");
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl(program.c_str(), program.c_str(), "100000", nullptr);
+    _exit(127);
+  }
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (int waited = 0; waited < 500; ++waited) {
+    size_t count = 0;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(tasks)) ++count;
+    if (count >= 2) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  auto process = Process::attach(pid);
+  ASSERT_TRUE(process) << process.error().message;
+  ASSERT_EQ((*process)->threads().size(), 2u);
+  ASSERT_TRUE((*process)->resume_all());
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // both threads are dead now
+  // ptrace requests come from the attaching thread: stop_all() runs here, a watchdog beside it
+  // reaps the dead threads itself after 10 s (any thread of the tracer may wait), which unblocks it.
+  std::atomic<bool> returned{false}, rescued{false};
+  std::thread watchdog([&] {
+    for (int waited = 0; waited < 1000 && !returned; ++waited) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (returned) return;
+    rescued = true;
+    for (int i = 0; i < 4; ++i) waitpid(-1, nullptr, __WALL | WNOHANG);
+  });
+  static_cast<void>((*process)->stop_all());
+  returned = true;
+  watchdog.join();
+  EXPECT_FALSE(rescued) << "stop_all() waited for the killed leader alone for 10 s";
 }
 
 TEST(ProcessTest, ClearErrorsForUntraceableTargets) {
