@@ -47,6 +47,17 @@ int run_to_exit(Process& process) {
   }
 }
 
+// Attach once `wanted` threads exist (a fixed sleep is too short on a loaded machine).
+void wait_for_threads(pid_t pid, size_t wanted) {
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (int waited = 0; waited < 500; ++waited) {
+    size_t count = 0;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(tasks)) ++count;
+    if (count >= wanted) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 TEST(ProcessTest, LaunchStopsAtExecAndRunsToTheSameResultAsUntraced) {
   std::string program = e2e_program("counter");
   auto untraced = run_untraced({program, "5"});
@@ -184,14 +195,7 @@ TEST(ProcessTest, AttachStopsEveryThreadAndDetachLeavesTheProgramRunningUntouche
     _exit(127);
   }
   close(pipe_fds[1]);
-  // Attach once both threads exist (a fixed sleep is too short on a loaded machine).
-  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
-  for (int waited = 0; waited < 500; ++waited) {
-    size_t count = 0;
-    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(tasks)) ++count;
-    if (count >= 2) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  wait_for_threads(pid, 2);
   {
     auto process = Process::attach(pid);
     ASSERT_TRUE(process) << process.error().message;
@@ -221,13 +225,7 @@ TEST(ProcessTest, StopAllReturnsWhenTheProgramWasJustKilledFromOutside) {
     execl(program.c_str(), program.c_str(), "100000", nullptr);
     _exit(127);
   }
-  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
-  for (int waited = 0; waited < 500; ++waited) {
-    size_t count = 0;
-    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(tasks)) ++count;
-    if (count >= 2) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  wait_for_threads(pid, 2);
   auto process = Process::attach(pid);
   ASSERT_TRUE(process) << process.error().message;
   ASSERT_EQ((*process)->threads().size(), 2u);
