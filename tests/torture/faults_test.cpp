@@ -486,6 +486,11 @@ TEST(Faults, SeccompProgramRunsOrIsRefusedWithAClearMessage) {
   expect_no_leftovers("seccomp");
 }
 
+// churn died of SIGSEGV on a breakpoint left behind (it says so on stderr, programs/churn.c).
+bool churn_died_on_a_breakpoint(const WorkloadRun& run) {
+  return run.status == 128 + SIGSEGV && run.err.find("churn: SIGSEGV on a hlt") != std::string::npos;
+}
+
 // What SIGKILL of xprobe does. Launched: PTRACE_O_EXITKILL takes the program with it.
 // Attached with breakpoints: the breakpoints (hlt) stay; the program dies of SIGSEGV at its next
 // hit (reported, not asserted). Attached with jump-optimized probes: asserted that it runs on.
@@ -542,8 +547,7 @@ TEST(Faults, SigkillOfXprobeLaunchedAndAttached) {
                                : left_in_code < 0     ? "unknown (program already dead)"
                                                       : "nothing left",
                                after.status,
-                               after.status == 128 + SIGSEGV && after.err.find("on a hlt") != std::string::npos
-                                   ? "killed by SIGSEGV at its next hit"
+                               churn_died_on_a_breakpoint(after) ? "killed by SIGSEGV at its next hit"
                                : after.status == 0 ? "ran on to its end"
                                                    : "other"));
   }
@@ -626,8 +630,7 @@ SigkillRounds sigkill_at_random_moments(const std::string& engine, int wanted, u
       const bool stopped = process_state(running[i].pid) == 't' || process_state(running[i].pid) == 'T';
       const WorkloadRun after = finish_workload(churn, running[i], 60);
       const bool ran_on = !stopped && after.status == untraced.status && after.out == untraced.out;
-      const bool at_breakpoint =
-          !stopped && after.status == 128 + SIGSEGV && after.err.find("churn: SIGSEGV on a hlt") != std::string::npos;
+      const bool at_breakpoint = !stopped && churn_died_on_a_breakpoint(after);
       result.ran_on += ran_on;
       result.at_breakpoint += at_breakpoint;
       if (!ran_on && !(engine == "trap" && at_breakpoint)) {

@@ -437,8 +437,8 @@ Result<supervisor::TrapDisposition> TrapEngine::on_trap(const supervisor::TrapSt
   }
   found = sites_.find(address);
   if (found == sites_.end() || !found->second->planted) {
-    // A callback removed the last probe here: the original instruction is back in place.
-    if (auto set = process.set_registers(tid, *registers); !set) return set.error();
+    // A callback removed the last probe here: the original instruction is back in place, under
+    // the thread's instruction pointer.
     if (auto resumed = process.resume(tid); !resumed) return resumed.error();
     return TrapDisposition::Handled;
   }
